@@ -1,0 +1,18 @@
+// Bundles the extension host, the CLI and the webview separately; type-checking is `npm run typecheck`.
+import { build } from 'esbuild';
+
+const watch = process.argv.includes('--watch');
+const common = { bundle: true, sourcemap: true, logLevel: 'warning', minify: false };
+
+const targets = [
+  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js',
+    platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features', './crypto/build/Release/sshcrypto.node'] },
+  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js',
+    platform: 'node', format: 'cjs', target: 'node20', external: ['cpu-features', './crypto/build/Release/sshcrypto.node'] },
+  { ...common, entryPoints: ['src/webview/main.ts'], outfile: 'dist/webview.js',
+    platform: 'browser', format: 'iife', target: 'es2022' },
+];
+
+const { existsSync } = await import('node:fs');
+await Promise.all(targets.filter((t) => existsSync(t.entryPoints[0])).map((t) => build(t)));
+if (watch) console.error('watch mode is not supported; rerun npm run build');

@@ -1,0 +1,59 @@
+// `kernelevolve evaluate --spec S --candidate C [--host NAME] [--config FILE] [--json]`
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadSpec } from '../engine/spec';
+import type { Verdict } from '../engine/verdict';
+import { createHosts, loadConfig } from '../remote/hostConfig';
+import { CliError, EXIT } from './cliError';
+import { formatVerdict } from './verdictFormat';
+
+export const EVALUATE_USAGE = `usage: kernelevolve evaluate --spec SPEC.py --candidate FILE [--baseline FILE] [--host NAME]
+                            [--config FILE] [--profile] [--json]`;
+
+export async function evaluateCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      spec: { type: 'string' },
+      candidate: { type: 'string' },
+      baseline: { type: 'string' },
+      host: { type: 'string', multiple: true },
+      config: { type: 'string' },
+      profile: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      'accept-new-host-key': { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (!values.spec || !values.candidate) throw new CliError(`evaluate needs --spec and --candidate.\n${EVALUATE_USAGE}`);
+  const spec = await loadSpec(values.spec);
+  let candidateSource: string;
+  try {
+    candidateSource = await fs.readFile(values.candidate, 'utf8');
+  } catch {
+    throw new CliError(`Cannot read the candidate ${values.candidate}: check the path given to --candidate.`);
+  }
+  const config = await loadConfig(values.config);
+  if (values['accept-new-host-key']) process.env.KERNELEVOLVE_ACCEPT_NEW_HOST_KEY = '1';
+  const [host] = createHosts(config, values.host ?? []);
+  if (!host) throw new CliError('The config lists no hosts; add {"name": "local", "type": "local"} to "hosts".');
+  let verdict: Verdict;
+  try {
+    verdict = await host.evaluate({
+      id: 'eval',
+      specPath: spec.specPath,
+      baselinePath: values.baseline ? path.resolve(values.baseline) : spec.sourcePath,
+      candidateSource,
+      candidateFileName: path.basename(values.candidate),
+      profile: values.profile,
+    });
+  } catch (e) {
+    throw new CliError(`Host "${host.name}" could not evaluate the candidate: ${(e as Error).message}`, EXIT.hostFailure);
+  } finally {
+    await host.dispose();
+  }
+  if (values.json) process.stdout.write(JSON.stringify(verdict) + '\n');
+  else process.stdout.write(formatVerdict(verdict) + '\n');
+  return verdict.status === 'ok' ? EXIT.ok : EXIT.notOk;
+}

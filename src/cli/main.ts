@@ -1,0 +1,55 @@
+// The `kernelevolve` command: the same engine and hosts as the extension, without the editor.
+import { SpecError } from '../engine/spec';
+import { ConfigError } from '../remote/hostConfig';
+import { CliError, EXIT } from './cliError';
+import { evaluateCommand, EVALUATE_USAGE } from './evaluateCommand';
+
+const USAGE = `kernelevolve — make kernels faster by search
+
+${EVALUATE_USAGE}
+usage: kernelevolve evolve --spec SPEC.py [--operators tune,llm] [--budget N] [--time MIN] [--host NAME ...]
+                          [--config FILE] [--model M] [--json] [--out DIR] [--resume RUNDIR]
+usage: kernelevolve hosts [--config FILE] [--check]
+
+Exit codes: 0 ok, 1 judged but not ok / nothing better found, 2 bad arguments, spec or config,
+3 a host failed, 130 stopped.`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+async function lazy(name: string): Promise<Command | undefined> {
+  switch (name) {
+    case 'evaluate':
+      return evaluateCommand;
+    case 'evolve':
+      return (await import('./evolveCommand')).evolveCommand;
+    case 'hosts':
+      return (await import('./hostsCommand')).hostsCommand;
+    default:
+      return undefined;
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return name ? EXIT.ok : EXIT.usage;
+  }
+  try {
+    const command = await lazy(name);
+    if (!command) throw new CliError(`Unknown command "${name}".\n${USAGE}`);
+    return await command(rest);
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    if (e instanceof CliError) {
+      process.stderr.write(`kernelevolve: ${e.message}\n`);
+      return e.exitCode;
+    }
+    if (e instanceof SpecError || e instanceof ConfigError || (err.code ?? '').startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`kernelevolve: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    process.stderr.write(`kernelevolve: unexpected error: ${err.message}\n${err.stack ?? ''}\n`);
+    return EXIT.hostFailure;
+  }
+}

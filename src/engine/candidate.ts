@@ -1,0 +1,26 @@
+// A candidate is one whole source file proposed for the kernel; a run is a graph of candidates.
+import type { Placement } from '../remote/host';
+import type { Verdict } from './verdict';
+
+export type CandidateState = 'proposed' | 'queued' | 'evaluating' | 'done';
+
+export interface Candidate {
+  /** Short stable id within the run: `c0000` is the baseline. */
+  id: string;
+  parents: string[];
+  /** `baseline`, `tune`, `llm` (or a plugin's name). */
+  operator: string;
+  /** The mode the operator worked in: draft, improve, repair, crossover, tune. */
+  mode?: string;
+  /** Whole source file. */
+  source: string;
+  /** Hash of the normalized source; identical candidates are evaluated once. */
+  hash: string;
+  state: CandidateState;
+  verdict?: Verdict;
+  placement?: Placement;
+  /** Why the operator proposed it (the LLM's rationale, or the knob values the tuner changed). */
+  rationale?: string;
+  knobs?: Record<string, number | string>;
+  timings: { proposedAt: number; startedAt?: number; finishedAt?: number };
+}

@@ -1,0 +1,28 @@
+// The engine's typed events. The CLI, the editor and the run store only render / persist these.
+import type { Candidate } from './candidate';
+import type { InvalidProposal } from './operator';
+import type { Verdict } from './verdict';
+
+export type TerminationReason = 'budget' | 'time' | 'plateau' | 'target' | 'stopped' | 'exhausted' | 'error';
+
+export interface RunSummary {
+  runId: string;
+  runDir: string;
+  candidates: number;
+  baseline: Verdict | undefined;
+  best: { id: string; speedup: number; operator: string; status: string } | undefined;
+}
+
+export type EngineEvent =
+  | { type: 'run-started'; runId: string; runDir: string; specPath: string; kernel: string; resumed: boolean; at: number }
+  | { type: 'candidate-proposed'; candidate: Candidate; at: number }
+  | { type: 'candidate-started'; id: string; host: string; at: number }
+  | { type: 'candidate-evaluated'; candidate: Candidate; at: number }
+  | { type: 'best-improved'; id: string; speedup: number; at: number }
+  | { type: 'proposal-invalid'; invalid: InvalidProposal; at: number }
+  | { type: 'progress'; evaluated: number; budget?: number; best: number; etaS?: number; at: number }
+  | { type: 'usage'; promptTokens: number; completionTokens: number; costUsd?: number; at: number }
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string; at: number }
+  | { type: 'run-finished'; reason: TerminationReason; summary: RunSummary; at: number };
+
+export type EngineEventListener = (event: EngineEvent) => void;

@@ -1,0 +1,50 @@
+// Operators propose candidates. The engine hands each one the run so far and asks for proposals.
+import type { Candidate } from './candidate';
+import type { KernelSpec } from './spec';
+
+export interface Proposal {
+  /** The whole file (already spliced into the original). */
+  source: string;
+  parents: string[];
+  operator: string;
+  mode?: string;
+  rationale?: string;
+  knobs?: Record<string, number | string>;
+}
+
+export interface ProposalContext {
+  spec: KernelSpec;
+  /** The baseline source file as it stands. */
+  baselineSource: string;
+  /** Every candidate so far, in creation order (the baseline first). */
+  candidates: readonly Candidate[];
+  /** The candidate the selection policy chose to expand (absent for fresh drafts). */
+  parent?: Candidate;
+  /** A second parent, for crossover. */
+  other?: Candidate;
+  /** Hardware of the hosts in use, for knowledge retrieval. */
+  hardware?: string;
+  /** Hashes of sources already proposed (evaluated or queued) in this run. */
+  seen: ReadonlySet<string>;
+}
+
+/** An answer that could not be turned into a candidate (garbled LLM output, say): counted and shown. */
+export interface InvalidProposal {
+  operator: string;
+  reason: string;
+  raw?: string;
+}
+
+export interface ProposalBatch {
+  proposals: Proposal[];
+  invalid?: InvalidProposal[];
+  /** Token usage and cost, for LLM operators. */
+  usage?: { promptTokens: number; completionTokens: number; costUsd?: number };
+  /** True when this operator has nothing new to offer from this parent (the tuner exhausted it). */
+  exhausted?: boolean;
+}
+
+export interface Operator {
+  readonly name: string;
+  propose(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch>;
+}

@@ -1,0 +1,78 @@
+// Reads the contract names of a kernel spec (BACKEND, SOURCE, KERNEL) without running Python, so the
+// engine, the CLI and the editor can find a spec's kernel even where no Python is installed.
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+
+export const BACKENDS = ['triton', 'cuda', 'cpp', 'hip', 'custom'] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+export interface KernelSpec {
+  /** Absolute path of the spec file. */
+  specPath: string;
+  backend: Backend;
+  /** Absolute path of the kernel's source file (SOURCE resolved against the spec's folder). */
+  sourcePath: string;
+  /** The function being evolved. */
+  kernel: string;
+}
+
+export class SpecError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SpecError';
+  }
+}
+
+function stringConstant(text: string, name: string): string | undefined {
+  const re = new RegExp(`^${name}\\s*(?::\\s*str\\s*)?=\\s*(?:r|u)?(['"])(.*?)\\1\\s*(?:#.*)?$`, 'm');
+  const m = re.exec(text);
+  return m ? m[2] : undefined;
+}
+
+/** Parses the spec's header constants; the rest of the contract is the harness's to check. */
+export function parseSpecText(text: string, specPath: string): KernelSpec {
+  const where = path.basename(specPath);
+  const missing = ['BACKEND', 'SOURCE', 'KERNEL'].filter((n) => stringConstant(text, n) === undefined);
+  if (missing.length) {
+    throw new SpecError(
+      `${where} does not define ${missing.join(', ')} as a plain string at module level; ` +
+        `a spec needs e.g. BACKEND = "cpp", SOURCE = "kernel.cpp", KERNEL = "my_kernel" (see DESIGN.md).`,
+    );
+  }
+  const backend = stringConstant(text, 'BACKEND')!;
+  if (!(BACKENDS as readonly string[]).includes(backend)) {
+    throw new SpecError(`${where}: BACKEND is "${backend}"; use one of ${BACKENDS.join(', ')}.`);
+  }
+  for (const fn of ['inputs', 'launch']) {
+    if (!new RegExp(`^def\\s+${fn}\\s*\\(`, 'm').test(text)) {
+      throw new SpecError(`${where} does not define ${fn}(...) at module level; a spec needs inputs(shape, seed) and launch(k, *args).`);
+    }
+  }
+  if (!/^SHAPES\s*(?::[^=]*)?=/m.test(text)) {
+    throw new SpecError(`${where} does not define SHAPES, the list of problem sizes (one dict per size).`);
+  }
+  return {
+    specPath: path.resolve(specPath),
+    backend: backend as Backend,
+    sourcePath: path.resolve(path.dirname(specPath), stringConstant(text, 'SOURCE')!),
+    kernel: stringConstant(text, 'KERNEL')!,
+  };
+}
+
+export async function loadSpec(specPath: string): Promise<KernelSpec> {
+  let text: string;
+  try {
+    text = await fs.readFile(specPath, 'utf8');
+  } catch {
+    throw new SpecError(`Cannot read the spec ${specPath}: check the path given to --spec.`);
+  }
+  const spec = parseSpecText(text, specPath);
+  try {
+    await fs.access(spec.sourcePath);
+  } catch {
+    throw new SpecError(
+      `${path.basename(specPath)} names SOURCE ${path.relative(path.dirname(specPath), spec.sourcePath)}, which does not exist next to the spec.`,
+    );
+  }
+  return spec;
+}

@@ -1,0 +1,57 @@
+// The harness's verdict on one candidate, exactly as `kernelevolve_harness evaluate --json` prints it
+// (the contract in DESIGN.md). Everything that reads verdicts reads this type.
+
+export const VERDICT_STATUSES = [
+  'ok',
+  'static_rejected',
+  'compile_error',
+  'runtime_error',
+  'incorrect',
+  'timeout',
+] as const;
+export type VerdictStatus = (typeof VERDICT_STATUSES)[number];
+
+export interface ShapeTiming {
+  shape: Record<string, unknown>;
+  baseline_ms: number;
+  candidate_ms: number;
+  speedup: number;
+}
+
+/** What the harness learned about the candidate's kernel (and, when asked, its profile). */
+export interface Profile {
+  /** `memory-bound` | `compute-bound` | `latency-bound` | `unknown` */
+  bottleneck?: string;
+  [metric: string]: unknown;
+}
+
+export interface Verdict {
+  status: VerdictStatus;
+  /** One human sentence. */
+  reason: string;
+  /** Geometric mean of the per-shape speedups; present when status is ok. */
+  speedup?: number;
+  shapes?: ShapeTiming[];
+  compile?: Record<string, unknown>;
+  profile?: Profile;
+  /** Compiler / runtime text, truncated. */
+  log?: string;
+  /** Filled in by the host that ran the evaluation (not by the harness). */
+  host?: string;
+  /** Wall-clock time of the whole evaluation on the host, ms (filled in by the host). */
+  wall_ms?: number;
+  [extra: string]: unknown;
+}
+
+export function isVerdict(value: unknown): value is Verdict {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.status === 'string' && (VERDICT_STATUSES as readonly string[]).includes(v.status)
+    && typeof v.reason === 'string';
+}
+
+/** Fitness: the geometric-mean speedup, 0 unless the candidate is correct. */
+export function fitness(verdict: Verdict | undefined): number {
+  if (!verdict || verdict.status !== 'ok') return 0;
+  return typeof verdict.speedup === 'number' && Number.isFinite(verdict.speedup) ? verdict.speedup : 0;
+}

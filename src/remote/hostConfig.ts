@@ -1,0 +1,165 @@
+// The config of DESIGN.md (`--config FILE`, and what the extension's settings hold): hosts and the LLM.
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import type { Host } from './host';
+import { LocalHost } from './localHost';
+
+export interface LocalHostConfig {
+  name: string;
+  type: 'local';
+  python?: string;
+  slots?: number;
+  devices?: number[];
+  hardware?: string;
+  workdir?: string;
+}
+
+export interface SshHostConfig {
+  name: string;
+  type: 'ssh';
+  /** Hostname or a ~/.ssh/config alias. */
+  host: string;
+  port?: number;
+  user?: string;
+  identityFile?: string;
+  knownHostsFile?: string;
+  python?: string;
+  workdir?: string;
+  slots?: number;
+  devices?: number[];
+  hardware?: string;
+}
+
+export interface SlurmHostConfig {
+  name: string;
+  type: 'slurm';
+  /** Login node (hostname or ssh alias); absent when running on the login node itself. */
+  host?: string;
+  port?: number;
+  user?: string;
+  identityFile?: string;
+  knownHostsFile?: string;
+  partition?: string;
+  account?: string;
+  gres?: string;
+  timeLimit?: string;
+  maxJobs?: number;
+  sbatchOptions?: string[];
+  python?: string;
+  workdir?: string;
+  hardware?: string;
+}
+
+export type HostConfig = LocalHostConfig | SshHostConfig | SlurmHostConfig;
+
+export interface LlmConfig {
+  model?: string;
+  baseURL?: string;
+  maxConcurrency?: number;
+  timeoutS?: number;
+}
+
+export interface KernelEvolveConfig {
+  hosts: HostConfig[];
+  llm?: LlmConfig;
+  knowledge?: string[];
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULT_CONFIG: KernelEvolveConfig = { hosts: [{ name: 'local', type: 'local' }] };
+
+/** Checks a parsed config; every problem is one sentence naming the field and what to write. */
+export function validateConfig(value: unknown, where = 'config'): KernelEvolveConfig {
+  const problems: string[] = [];
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError(`${where}: expected a JSON object like {"hosts": [{"name": "local", "type": "local"}]}.`);
+  }
+  const v = value as Record<string, unknown>;
+  const hosts = v.hosts ?? DEFAULT_CONFIG.hosts;
+  if (!Array.isArray(hosts)) problems.push('"hosts" must be a list of host objects.');
+  const names = new Set<string>();
+  for (const [i, h] of (Array.isArray(hosts) ? hosts : []).entries()) {
+    const at = `hosts[${i}]`;
+    if (typeof h !== 'object' || h === null) {
+      problems.push(`${at} must be an object with "name" and "type".`);
+      continue;
+    }
+    const host = h as Record<string, unknown>;
+    if (typeof host.name !== 'string' || !host.name) problems.push(`${at} needs a "name" (a string).`);
+    else if (names.has(host.name)) problems.push(`${at}: the name "${host.name}" is used twice; host names must be unique.`);
+    else names.add(host.name);
+    if (!['local', 'ssh', 'slurm'].includes(host.type as string)) {
+      problems.push(`${at}.type is ${JSON.stringify(host.type)}; use "local", "ssh" or "slurm".`);
+    }
+    if (host.type === 'ssh' && (typeof host.host !== 'string' || !host.host)) {
+      problems.push(`${at} is an ssh host and needs "host" (a hostname or a ~/.ssh/config alias).`);
+    }
+    for (const k of ['port', 'slots', 'maxJobs']) {
+      if (host[k] !== undefined && (!Number.isInteger(host[k]) || (host[k] as number) < 1)) {
+        problems.push(`${at}.${k} must be a positive integer.`);
+      }
+    }
+    if (host.devices !== undefined && (!Array.isArray(host.devices) || !host.devices.every((d) => Number.isInteger(d) && d >= 0))) {
+      problems.push(`${at}.devices must be a list of device ordinals such as [0, 1].`);
+    }
+    for (const k of ['user', 'identityFile', 'knownHostsFile', 'python', 'workdir', 'hardware', 'partition', 'account', 'gres', 'timeLimit']) {
+      if (host[k] !== undefined && typeof host[k] !== 'string') problems.push(`${at}.${k} must be a string.`);
+    }
+  }
+  if (v.llm !== undefined && (typeof v.llm !== 'object' || v.llm === null)) problems.push('"llm" must be an object like {"model": "...", "baseURL": "..."}.');
+  if (problems.length) throw new ConfigError(`${where} has ${problems.length} problem(s):\n- ${problems.join('\n- ')}`);
+  return { ...(v as object), hosts: hosts as HostConfig[] } as KernelEvolveConfig;
+}
+
+export async function loadConfig(file: string | undefined): Promise<KernelEvolveConfig> {
+  if (!file) return DEFAULT_CONFIG;
+  let text: string;
+  try {
+    text = await fs.readFile(expandHome(file), 'utf8');
+  } catch {
+    throw new ConfigError(`Cannot read the config file ${file}: check the path given to --config.`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`${file} is not valid JSON (${(e as Error).message}).`);
+  }
+  return validateConfig(parsed, file);
+}
+
+export function expandHome(p: string): string {
+  return p === '~' || p.startsWith('~/') ? os.homedir() + p.slice(1) : p;
+}
+
+export type HostFactory = (config: HostConfig) => Host;
+const factories = new Map<HostConfig['type'], HostFactory>([
+  ['local', (c) => new LocalHost(c as LocalHostConfig)],
+]);
+
+/** Lets src/remote's other host kinds plug in without this file importing ssh2. */
+export function registerHostType(type: HostConfig['type'], factory: HostFactory): void {
+  factories.set(type, factory);
+}
+
+/** Builds the hosts named (all hosts of the config when none are named). */
+export function createHosts(config: KernelEvolveConfig, names: string[] = []): Host[] {
+  const chosen = names.length ? names.map((n) => {
+    const h = config.hosts.find((x) => x.name === n);
+    if (!h) {
+      throw new ConfigError(`No host named "${n}" in the config; known hosts: ${config.hosts.map((x) => x.name).join(', ') || 'none'}.`);
+    }
+    return h;
+  }) : config.hosts;
+  return chosen.map((h) => {
+    const make = factories.get(h.type);
+    if (!make) throw new ConfigError(`Host "${h.name}" has type "${h.type}", which this build cannot use yet.`);
+    return make(h);
+  });
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node', testTimeout: 30_000 } },
+      { test: { name: 'webview', include: ['test/webview/**/*.test.ts'], environment: 'happy-dom' } },
+      { test: { name: 'integration', include: ['test/integration/**/*.test.ts'], environment: 'node',
+          testTimeout: 300_000, hookTimeout: 300_000, fileParallelism: false } },
+      { test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], environment: 'node',
+          testTimeout: 900_000, hookTimeout: 900_000, fileParallelism: false } },
+    ],
+  },
+});
