@@ -1,0 +1,349 @@
+// Turns a model's answer into a whole candidate file, or into a reason why it cannot be one. Accepted
+// forms: SEARCH/REPLACE blocks applied to the parent; a fenced code block holding the whole file or the
+// kernel function (spliced back into the parent); an unfenced answer that is the function itself. Models
+// wander (prose around the code, several blocks, wrong language tags, reasoning in <think> tags, cut-off
+// answers), so each rule below picks the likeliest reading and everything else is a reason, never a throw.
+import { maskNonCode, type SourceLanguage } from '../sourceText';
+import { spliceFunction } from '../splice';
+
+/** Puts a new version of one function back into the whole file (the engine's splice by default). */
+export type SpliceFunction = (fileSource: string, functionName: string, newFunctionSource: string, language: SourceLanguage) => string;
+
+const engineSplice: SpliceFunction = (file, name, fn, lang) => spliceFunction(file, name, fn, { lang });
+
+export interface AnswerInput {
+  answer: string;
+  /** The file the answer modifies (the parent's source, or the baseline for a draft). */
+  parentSource: string;
+  kernel: string;
+  language: SourceLanguage;
+  splice?: SpliceFunction;
+  /** `length` means the model ran out of tokens: an unclosed block is certainly cut off. */
+  finishReason?: string;
+}
+
+export type AnswerForm = 'search-replace' | 'file' | 'function';
+
+export type ParsedAnswer =
+  | { ok: true; source: string; form: AnswerForm; rationale: string }
+  | { ok: false; reason: string; rationale: string };
+
+interface CodeBlock {
+  tag: string;
+  code: string;
+  closed: boolean;
+}
+
+export function parseAnswer(input: AnswerInput): ParsedAnswer {
+  const raw = input.answer.replace(/\r\n?/g, '\n');
+  const { text, thinkingCutOff } = stripThinking(raw);
+  let rationale = extractRationale(text);
+  const fail = (reason: string): ParsedAnswer => ({ ok: false, reason, rationale });
+  if (thinkingCutOff) return fail('the answer stopped inside its <think> reasoning, before any code');
+  if (!text.trim()) return fail('the answer is empty');
+
+  let result: { source: string; form: AnswerForm; code?: string } | string;
+  if (SR_START.test(text)) result = applySearchReplace(text, input.parentSource);
+  else {
+    const blocks = codeBlocks(text);
+    result = blocks.length ? fromBlocks(blocks, input) : fromUnfenced(text, input);
+  }
+  if (typeof result === 'string') return fail(result);
+  // Unfenced code: the rationale is the prose around it.
+  if (result.code) rationale = extractRationale(text.replace(result.code, '\n\n'));
+  if (sameText(result.source, input.parentSource)) return fail('the answer repeats the parent unchanged');
+  if (input.language === 'clike') {
+    const balance = braceBalance(result.source);
+    if (balance !== 0) return fail(unbalanced(balance));
+  }
+  return { ok: true, source: result.source, form: result.form, rationale };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// <think> blocks (DeepSeek-R1, Qwen and others) may hold drafts of code that are not the answer.
+
+function stripThinking(text: string): { text: string; thinkingCutOff: boolean } {
+  let out = text.replace(/<think(?:ing)?>[\s\S]*?<\/think(?:ing)?>/gi, '');
+  const open = /<think(?:ing)?>/i.exec(out);
+  if (open) {
+    const before = out.slice(0, open.index);
+    if (!/```|<<<<<<<\s*SEARCH/.test(before)) return { text: before, thinkingCutOff: true };
+    out = before;
+  }
+  return { text: out, thinkingCutOff: false };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// SEARCH/REPLACE blocks, as aider popularised them.
+
+const SR_START = /^[ \t]*<{5,9}[ \t]*SEARCH[ \t]*$/m;
+
+function applySearchReplace(text: string, parent: string): { source: string; form: AnswerForm } | string {
+  const lines = text.split('\n');
+  const edits: Array<{ search: string[]; replace: string[] }> = [];
+  let i = 0;
+  while (i < lines.length) {
+    if (!/^\s*<{5,9}\s*SEARCH\s*$/.test(lines[i])) {
+      i++;
+      continue;
+    }
+    const search: string[] = [];
+    const replace: string[] = [];
+    i++;
+    while (i < lines.length && !/^\s*={5,9}\s*$/.test(lines[i])) search.push(lines[i++]);
+    if (i >= lines.length) return `SEARCH/REPLACE block ${edits.length + 1} is cut off before its ======= line`;
+    i++;
+    while (i < lines.length && !/^\s*>{5,9}\s*REPLACE\s*$/.test(lines[i])) {
+      if (/^\s*<{5,9}\s*SEARCH\s*$/.test(lines[i])) return `SEARCH/REPLACE block ${edits.length + 1} has no >>>>>>> REPLACE line`;
+      replace.push(lines[i++]);
+    }
+    if (i >= lines.length) return `SEARCH/REPLACE block ${edits.length + 1} is cut off before its >>>>>>> REPLACE line`;
+    i++;
+    edits.push({ search, replace });
+  }
+  let source = parent;
+  for (const [k, e] of edits.entries()) {
+    const where = `SEARCH/REPLACE block ${k + 1} of ${edits.length}`;
+    if (!e.search.some((l) => l.trim())) return `${where} has an empty SEARCH part; it must quote lines of the parent`;
+    const next = replaceOnce(source, e.search, e.replace);
+    if (next === undefined) {
+      const first = e.search.find((l) => l.trim())!.trim();
+      return `${where} does not match the parent (its SEARCH part, starting "${first.slice(0, 80)}", is not in the file)`;
+    }
+    source = next;
+  }
+  return { source, form: 'search-replace' };
+}
+
+/** Exact match first; then line by line ignoring indentation and trailing blanks (models re-indent). */
+function replaceOnce(source: string, search: string[], replace: string[]): string | undefined {
+  const exact = search.join('\n');
+  const atLineStart = (at: number) => at === 0 || source[at - 1] === '\n';
+  let at = source.indexOf(exact);
+  while (at >= 0 && !atLineStart(at)) at = source.indexOf(exact, at + 1);
+  if (at >= 0) return source.slice(0, at) + replace.join('\n') + source.slice(at + exact.length);
+  const trimEnds = (ls: string[]) => {
+    let a = 0;
+    let b = ls.length;
+    while (a < b && !ls[a].trim()) a++;
+    while (b > a && !ls[b - 1].trim()) b--;
+    return ls.slice(a, b);
+  };
+  const want = trimEnds(search).map((l) => l.trim());
+  const src = source.split('\n');
+  for (let s = 0; s + want.length <= src.length; s++) {
+    if (want.every((w, j) => src[s + j].trim() === w)) {
+      const indent = (l: string) => /^\s*/.exec(l)![0];
+      // Re-indent the replacement by the difference between the file's and the answer's indentation.
+      const fileIndent = indent(src[s]);
+      const answerIndent = indent(trimEnds(search)[0]);
+      const rep = trimEnds(replace).map((l) => (l.startsWith(answerIndent) ? fileIndent + l.slice(answerIndent.length) : l));
+      return [...src.slice(0, s), ...rep, ...src.slice(s + want.length)].join('\n');
+    }
+  }
+  // Last resort: the SEARCH text is part of a line (a model quoting only the statement it changes).
+  const inner = source.indexOf(exact);
+  return inner >= 0 && exact.trim() ? source.slice(0, inner) + replace.join('\n') + source.slice(inner + exact.length) : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Fenced code blocks.
+
+function codeBlocks(text: string): CodeBlock[] {
+  const lines = text.split('\n');
+  const blocks: CodeBlock[] = [];
+  let open: { fence: string; tag: string; body: string[] } | undefined;
+  for (const line of lines) {
+    if (!open) {
+      const m = /^\s*(`{3,}|~{3,})\s*([\w+#.-]*)/.exec(line);
+      if (m) open = { fence: m[1], tag: m[2].toLowerCase(), body: [] };
+      continue;
+    }
+    const close = /^\s*(`{3,}|~{3,})\s*$/.exec(line);
+    if (close && close[1][0] === open.fence[0] && close[1].length >= open.fence.length) {
+      blocks.push({ tag: open.tag, code: open.body.join('\n'), closed: true });
+      open = undefined;
+    } else open.body.push(line);
+  }
+  if (open) blocks.push({ tag: open.tag, code: open.body.join('\n'), closed: false });
+  return blocks;
+}
+
+function definitionPattern(kernel: string, language: SourceLanguage): RegExp {
+  const name = kernel.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return language === 'python'
+    ? new RegExp(`^[ \\t]*(?:async[ \\t]+)?def[ \\t]+${name}[ \\t]*\\(`, 'm')
+    // A definition, not a call or a declaration: the name, its parameter list, then a body's `{`.
+    : new RegExp(`\\b${name}\\s*\\([^;{}]*\\)\\s*(?:const\\s*)?(?:noexcept\\s*)?(?:->\\s*[^;{]+)?\\{`);
+}
+
+function defines(code: string, kernel: string, language: SourceLanguage): boolean {
+  return definitionPattern(kernel, language).test(maskNonCode(code, language, { keepStrings: false }));
+}
+
+function fromBlocks(blocks: CodeBlock[], input: AnswerInput): { source: string; form: AnswerForm } | string {
+  const defining = blocks.filter((b) => defines(b.code, input.kernel, input.language));
+  if (!defining.length) {
+    if (blocks.some((b) => b.tag === 'diff' || b.tag === 'patch' || /^@@ /m.test(b.code))) {
+      return `the answer is a unified diff, which is not applied; answer with the whole ${input.kernel} function or SEARCH/REPLACE blocks`;
+    }
+    return `none of the answer's ${blocks.length} code block(s) defines ${input.kernel}`;
+  }
+  // The last complete block that defines the kernel: models often show the old code first, then the new.
+  const complete = defining.filter((b) => b.closed || (input.finishReason !== 'length' && looksComplete(b.code, input)));
+  if (!complete.length) return `the answer was cut off inside its code block (the model ran out of tokens or the fence was never closed)`;
+  const block = complete[complete.length - 1];
+  return toWholeFile(block.code, input);
+}
+
+/** An unclosed fence is still usable when its code is whole (a model that forgot the closing fence). */
+function looksComplete(code: string, input: AnswerInput): boolean {
+  if (input.language === 'python') return true;
+  return braceBalance(code) === 0 && /\}\s*$/.test(maskNonCode(code, 'clike').trimEnd() + '\n');
+}
+
+/**
+ * Whole file or one function? A block that brings the parent's #include/import lines, or that defines
+ * every other top-level function of the parent, is the whole file; otherwise it replaces the kernel only.
+ */
+function toWholeFile(code: string, input: AnswerInput): { source: string; form: AnswerForm } | string {
+  const text = code.replace(/\s+$/, '') + '\n';
+  const balance = input.language === 'clike' ? braceBalance(text) : 0;
+  if (balance !== 0) return unbalanced(balance);
+  if (isWholeFile(text, input)) return { source: text, form: 'file' };
+  try {
+    return { source: (input.splice ?? engineSplice)(input.parentSource, input.kernel, text, input.language), form: 'function' };
+  } catch (e) {
+    return `the answer's ${input.kernel} could not be spliced into the file: ${(e as Error).message}`;
+  }
+}
+
+function isWholeFile(code: string, input: AnswerInput): boolean {
+  const headerRe = input.language === 'python' ? /^(?:import|from)\s+\S+/gm : /^\s*#\s*include\s*[<"][^>"]+[>"]/gm;
+  const parentHeaders = new Set((input.parentSource.match(headerRe) ?? []).map((h) => h.replace(/\s+/g, ' ').trim()));
+  const codeHeaders = (code.match(headerRe) ?? []).map((h) => h.replace(/\s+/g, ' ').trim());
+  if (codeHeaders.length && (parentHeaders.size === 0 || codeHeaders.some((h) => parentHeaders.has(h)))) return true;
+  const others = topLevelFunctions(input.parentSource, input.language).filter((f) => f !== input.kernel);
+  return others.length > 0 && others.every((f) => defines(code, f, input.language));
+}
+
+function topLevelFunctions(source: string, language: SourceLanguage): string[] {
+  const masked = maskNonCode(source, language);
+  const names = new Set<string>();
+  if (language === 'python') {
+    for (const m of masked.matchAll(/^def[ \t]+([A-Za-z_]\w*)/gm)) names.add(m[1]);
+    return [...names];
+  }
+  let depth = 0;
+  const re = /[{}]|\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*(?:const\s*)?(?:noexcept\s*)?\{/g;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    if (m[0] === '{') depth++;
+    else if (m[0] === '}') depth = Math.max(0, depth - 1);
+    else {
+      // `extern "C" {` and namespaces do not count as nesting for this purpose; braces of bodies do.
+      if (depth === 0 && !['if', 'for', 'while', 'switch', 'catch'].includes(m[1])) names.add(m[1]);
+      depth++;
+    }
+  }
+  return [...names];
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// No fence at all: the answer may still be just the function, or the whole file.
+
+function fromUnfenced(text: string, input: AnswerInput): { source: string; form: AnswerForm; code?: string } | string {
+  if (!defines(text, input.kernel, input.language)) {
+    return `the answer has no code block and does not define ${input.kernel}`;
+  }
+  const lines = text.split('\n');
+  const firstCode = lines.findIndex((l) => l.trim() !== '');
+  const startsAsCode = input.language === 'python'
+    ? /^\s*(import|from|@|def|#)/.test(lines[firstCode])
+    : /^\s*(#|\/\/|\/\*|template|extern|static|inline|void|int|float|double|__global__|namespace|using|typedef|struct|constexpr)/.test(lines[firstCode]);
+  if (startsAsCode && isWholeFile(text, input)) return { source: text.replace(/\s+$/, '') + '\n', form: 'file', code: text };
+  const fn = extractFunction(text, input.kernel, input.language);
+  if (!fn) return `the answer has no code block, and ${input.kernel}'s body could not be found in its text`;
+  const r = toWholeFile(fn, input);
+  return typeof r === 'string' ? r : { ...r, code: fn };
+}
+
+/** The kernel's definition (with its decorators or leading specifiers) and body, cut out of prose. */
+function extractFunction(text: string, kernel: string, language: SourceLanguage): string | undefined {
+  const masked = maskNonCode(text, language);
+  const m = definitionPattern(kernel, language).exec(masked);
+  if (!m) return undefined;
+  const lines = text.split('\n');
+  const defLine = text.slice(0, m.index).split('\n').length - 1;
+  let startLine = defLine;
+  if (language === 'python') {
+    while (startLine > 0 && /^\s*@/.test(lines[startLine - 1])) startLine--;
+    const indent = /^\s*/.exec(lines[defLine])![0].length;
+    let end = defLine + 1;
+    while (end < lines.length && (lines[end].trim() === '' || /^\s*/.exec(lines[end])![0].length > indent || /^\s*\)/.test(lines[end]))) end++;
+    while (end > startLine && lines[end - 1].trim() === '') end--;
+    return lines.slice(startLine, end).join('\n');
+  }
+  const specifier = /^\s*(template\s*<.*>|extern\s+"C"|__global__|__device__|__host__|static|inline|__launch_bounds__\(.*\)|(?:static\s+|inline\s+)*(?:void|int|float|double|auto)\s*)\s*$/;
+  while (startLine > 0 && specifier.test(lines[startLine - 1])) startLine--;
+  // The body ends at the brace that closes the one after the parameter list.
+  const open = m.index + m[0].length - 1;
+  let depth = 0;
+  for (let k = open; k < masked.length; k++) {
+    if (masked[k] === '{') depth++;
+    else if (masked[k] === '}' && --depth === 0) {
+      const startOffset = lines.slice(0, startLine).reduce((n, l) => n + l.length + 1, 0);
+      return text.slice(startOffset, k + 1);
+    }
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+function unbalanced(balance: number): string {
+  return `the code's braces do not balance (${balance > 0 ? `${balance} more {` : `${-balance} more }`}); it is incomplete`;
+}
+
+/** `{` minus `}` outside comments and literals. */
+export function braceBalance(code: string): number {
+  const masked = maskNonCode(code, 'clike');
+  let n = 0;
+  for (const c of masked) {
+    if (c === '{') n++;
+    else if (c === '}') n--;
+  }
+  return n;
+}
+
+function sameText(a: string, b: string): boolean {
+  const norm = (s: string) => s.replace(/\r\n?/g, '\n').split('\n').map((l) => l.trimEnd()).join('\n').trim();
+  return norm(a) === norm(b);
+}
+
+/**
+ * One paragraph that says what the answer changed and why: a paragraph labelled Rationale/Idea/Approach
+ * when there is one, else the first paragraph of prose outside the code.
+ */
+export function extractRationale(answer: string, maxChars = 600): string {
+  const { text } = stripThinking(answer.replace(/\r\n?/g, '\n'));
+  const prose = text
+    .replace(/^[ \t]*(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:^[ \t]*\1[ \t]*$|(?![\s\S]))/gm, '\n\n')
+    .replace(/^[ \t]*<{5,9}[ \t]*SEARCH[\s\S]*?(?:^[ \t]*>{5,9}[ \t]*REPLACE[ \t]*$|(?![\s\S]))/gm, '\n\n');
+  const paragraphs = prose.split(/\n\s*\n/).map((p) => p.trim()).filter(Boolean);
+  const label = /^(?:#+\s*|\*\*)?(rationale|idea|approach|why|summary|strategy)\b\s*:?\**\s*:?\s*/i;
+  let chosen = paragraphs.find((p) => label.test(p));
+  if (chosen) {
+    const rest = chosen.replace(label, '').trim();
+    // "## Rationale" alone on its line labels the next paragraph.
+    chosen = rest || paragraphs[paragraphs.indexOf(chosen) + 1] || '';
+  } else {
+    // Skip headings and lead-ins such as "Here is the faster kernel:".
+    const prose = paragraphs.filter((p) => !/^#+\s/.test(p) || p.includes('\n'));
+    chosen = prose.find((p) => !/:\s*$/.test(p)) ?? prose[0] ?? '';
+  }
+  const flat = chosen.replace(/^#+\s*/gm, '').replace(/\s+/g, ' ').trim();
+  if (flat.length <= maxChars) return flat;
+  const cut = flat.slice(0, maxChars);
+  const stop = cut.lastIndexOf('. ');
+  return (stop > maxChars / 2 ? cut.slice(0, stop + 1) : cut.trimEnd() + '…');
+}

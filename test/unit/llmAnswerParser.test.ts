@@ -1,0 +1,237 @@
+// The answer parser on the shapes real models produce, through the engine's real splice.
+import { describe, expect, it } from 'vitest';
+import { extractRationale, parseAnswer, type ParsedAnswer } from '../../src/engine/llm/answerParser';
+
+const CPP = `#include <cstddef>
+
+static inline float sq(float x) { return x * x; }
+
+extern "C" void scale(const float* x, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];
+}
+
+extern "C" float sumsq(const float* x, size_t n) {
+  float s = 0;
+  for (size_t i = 0; i < n; ++i) s += sq(x[i]);
+  return s;
+}
+`;
+
+const NEW_SCALE = `extern "C" void scale(const float* __restrict x, float* __restrict y, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    y[i] = 2.0f * x[i]; y[i + 1] = 2.0f * x[i + 1]; y[i + 2] = 2.0f * x[i + 2]; y[i + 3] = 2.0f * x[i + 3];
+  }
+  for (; i < n; ++i) y[i] = 2.0f * x[i];
+}`;
+
+const PY = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def launch(x, y, out):
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+`;
+
+function cpp(answer: string, finishReason?: string): ParsedAnswer {
+  return parseAnswer({ answer, parentSource: CPP, kernel: 'scale', language: 'clike', finishReason });
+}
+function ok(p: ParsedAnswer): Extract<ParsedAnswer, { ok: true }> {
+  if (!p.ok) throw new Error(`expected a candidate, got: ${p.reason}`);
+  return p;
+}
+function bad(p: ParsedAnswer): string {
+  if (p.ok) throw new Error('expected an invalid answer');
+  return p.reason;
+}
+
+describe('parseAnswer: fenced code', () => {
+  it('splices a function-only block into the parent and keeps the rest of the file byte for byte', () => {
+    const p = ok(cpp(`Unrolling by four lets the compiler keep four independent multiplies in flight.\n\n\`\`\`cpp\n${NEW_SCALE}\n\`\`\`\n`));
+    expect(p.form).toBe('function');
+    expect(p.source).toContain('__restrict x');
+    expect(p.source).toContain('extern "C" float sumsq(const float* x, size_t n) {');
+    expect(p.source.startsWith('#include <cstddef>\n\nstatic inline float sq')).toBe(true);
+    expect(p.rationale).toBe('Unrolling by four lets the compiler keep four independent multiplies in flight.');
+  });
+
+  it('takes a whole file as it is when it brings the includes', () => {
+    const whole = CPP.replace('#include <cstddef>', '#include <cstddef>\n#define UNROLL 8').replace('2.0f * x[i]', '(float)2 * x[i]');
+    const p = ok(cpp('```c++\n' + whole + '```'));
+    expect(p.form).toBe('file');
+    expect(p.source).toContain('#define UNROLL 8');
+  });
+
+  it('picks, among several blocks, the last one that defines the kernel (old code first, new code after)', () => {
+    const old = 'extern "C" void scale(const float* x, float* y, size_t n) {\n  for (size_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n}';
+    const answer = `The current version:\n\`\`\`cpp\n${old}\n\`\`\`\nA usage example:\n\`\`\`cpp\nscale(a, b, 16);\n\`\`\`\nThe new one:\n\`\`\`cpp\n${NEW_SCALE}\n\`\`\`\nCompile with -O3.\n\`\`\`bash\ng++ -O3 x.cpp\n\`\`\``;
+    expect(ok(cpp(answer)).source).toContain('i + 4 <= n');
+  });
+
+  it('ignores a wrong language tag and judges by content', () => {
+    expect(ok(cpp('```python\n' + NEW_SCALE + '\n```')).source).toContain('i + 4 <= n');
+  });
+
+  it('accepts a block whose closing fence is missing when the code is whole', () => {
+    expect(ok(cpp('Here it is:\n```cpp\n' + NEW_SCALE + '\n')).source).toContain('i + 4 <= n');
+  });
+
+  it('rejects a block cut off by the token limit', () => {
+    const cut = NEW_SCALE.slice(0, NEW_SCALE.length - 40);
+    expect(bad(cpp('```cpp\n' + cut, 'length'))).toMatch(/cut off/);
+    expect(bad(cpp('```cpp\n' + cut))).toMatch(/cut off/);
+  });
+
+  it('rejects a closed block whose braces do not balance', () => {
+    expect(bad(cpp('```cpp\n' + NEW_SCALE.replace('for (; i < n; ++i)', 'for (; i < n; ++i) {') + '\n```'))).toMatch(/braces do not balance/);
+  });
+
+  it('rejects blocks that never define the kernel, naming it', () => {
+    expect(bad(cpp('```cpp\nextern "C" void scale_v2(const float* x, float* y, size_t n) { }\n```'))).toMatch(/none of the answer's 1 code block\(s\) defines scale/);
+  });
+
+  it('does not take a call or a declaration of the kernel for its definition', () => {
+    expect(bad(cpp('```cpp\nextern "C" void scale(const float* x, float* y, size_t n);\nint main() { scale(0, 0, 0); }\n```'))).toMatch(/defines scale/);
+  });
+
+  it('explains that a unified diff is not applied', () => {
+    expect(bad(cpp('```diff\n@@ -1,3 +1,3 @@\n-  y[i] = 2.0f * x[i];\n+  y[i] = x[i] + x[i];\n```'))).toMatch(/unified diff/);
+  });
+
+  it('rejects an answer that repeats the parent', () => {
+    expect(bad(cpp('```cpp\n' + CPP + '```'))).toMatch(/repeats the parent/);
+  });
+
+  it('handles tilde fences and four-backtick fences holding triple backticks', () => {
+    expect(ok(cpp('~~~cpp\n' + NEW_SCALE + '\n~~~')).source).toContain('i + 4 <= n');
+    expect(ok(cpp('````cpp\n// a ``` in a comment\n' + NEW_SCALE + '\n````')).source).toContain('i + 4 <= n');
+  });
+
+  it('brings a new helper function with the kernel', () => {
+    const withHelper = 'static inline float twice(float v) { return v + v; }\n\nextern "C" void scale(const float* x, float* y, size_t n) {\n  for (size_t i = 0; i < n; ++i) y[i] = twice(x[i]);\n}';
+    const p = ok(cpp('```cpp\n' + withHelper + '\n```'));
+    expect(p.source).toContain('static inline float twice');
+    expect(p.source).toContain('extern "C" float sumsq');
+  });
+
+  it('ignores code drafts inside <think> and rejects an answer cut off while thinking', () => {
+    const p = ok(cpp('<think>Maybe:\n```cpp\nextern "C" void scale(const float* x, float* y, size_t n) { /*draft*/ }\n```\n</think>\nFinal:\n```cpp\n' + NEW_SCALE + '\n```'));
+    expect(p.source).not.toContain('draft');
+    expect(bad(cpp('<think>Let me consider the loop order. First'))).toMatch(/<think>/);
+  });
+});
+
+describe('parseAnswer: no fence', () => {
+  it('cuts the function out of prose', () => {
+    const p = ok(cpp(`I unrolled the loop.\n${NEW_SCALE}\nThis should be about 2x faster.`));
+    expect(p.form).toBe('function');
+    expect(p.source).toContain('i + 4 <= n');
+    expect(p.source).not.toContain('2x faster');
+    expect(p.rationale).toBe('I unrolled the loop.');
+  });
+
+  it('takes an unfenced whole file', () => {
+    const whole = CPP.replace('2.0f * x[i]', 'x[i] + x[i]');
+    expect(ok(cpp(whole)).form).toBe('file');
+  });
+
+  it('rejects prose without code, and empty answers', () => {
+    expect(bad(cpp('I would try loop unrolling and restrict pointers.'))).toMatch(/no code block/);
+    expect(bad(cpp('   \n'))).toMatch(/empty/);
+  });
+});
+
+describe('parseAnswer: SEARCH/REPLACE', () => {
+  it('applies several blocks in order', () => {
+    const answer = `Use restrict and a multiply by a constant.
+<<<<<<< SEARCH
+extern "C" void scale(const float* x, float* y, size_t n) {
+=======
+extern "C" void scale(const float* __restrict x, float* __restrict y, size_t n) {
+>>>>>>> REPLACE
+
+<<<<<<< SEARCH
+  for (size_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];
+=======
+  for (size_t i = 0; i < n; ++i) y[i] = x[i] + x[i];
+>>>>>>> REPLACE`;
+    const p = ok(cpp(answer));
+    expect(p.form).toBe('search-replace');
+    expect(p.source).toContain('float* __restrict y');
+    expect(p.source).toContain('y[i] = x[i] + x[i];');
+    expect(p.rationale).toBe('Use restrict and a multiply by a constant.');
+  });
+
+  it('matches despite different indentation, and re-indents the replacement', () => {
+    const answer = '```cpp\n<<<<<<< SEARCH\nfor (size_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n=======\nfor (size_t i = 0; i < n; ++i)\n  y[i] = x[i] * 2;\n>>>>>>> REPLACE\n```';
+    const p = ok(cpp(answer));
+    expect(p.source).toContain('  for (size_t i = 0; i < n; ++i)\n    y[i] = x[i] * 2;');
+  });
+
+  it('says which block does not match the parent', () => {
+    const answer = '<<<<<<< SEARCH\ny[i] = 2.0f * x[i];\n=======\ny[i] = x[i];\n>>>>>>> REPLACE\n<<<<<<< SEARCH\n  return s * 1;\n=======\n  return s;\n>>>>>>> REPLACE';
+    expect(bad(cpp(answer))).toMatch(/block 2 of 2 does not match the parent .*return s \* 1/);
+  });
+
+  it('rejects cut-off and empty-search blocks', () => {
+    expect(bad(cpp('<<<<<<< SEARCH\n  float s = 0;\n=======\n  double s = 0;\n'))).toMatch(/cut off before its >>>>>>> REPLACE/);
+    expect(bad(cpp('<<<<<<< SEARCH\n  float s = 0;\n'))).toMatch(/cut off before its =======/);
+    expect(bad(cpp('<<<<<<< SEARCH\n\n=======\n#include <cmath>\n>>>>>>> REPLACE'))).toMatch(/empty SEARCH/);
+  });
+});
+
+describe('parseAnswer: Python (Triton)', () => {
+  const py = (answer: string) => parseAnswer({ answer, parentSource: PY, kernel: 'add_kernel', language: 'python' });
+  const newKernel = `@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, eviction_policy="evict_first")
+    tl.store(out_ptr + offs, x + tl.load(y_ptr + offs, mask=mask), mask=mask)`;
+
+  it('splices a decorated kernel and keeps the launcher', () => {
+    const p = ok(py('Stream x once.\n```python\n' + newKernel + '\n```'));
+    expect(p.form).toBe('function');
+    expect(p.source).toContain('evict_first');
+    expect(p.source).toContain('def launch(x, y, out):');
+    expect(p.source.match(/@triton.jit/g)).toHaveLength(1);
+  });
+
+  it('takes a whole module with its imports as the file', () => {
+    const whole = PY.replace('BLOCK=1024', 'BLOCK=2048');
+    const p = ok(py('```py\n' + whole + '```'));
+    expect(p.form).toBe('file');
+    expect(p.source).toContain('BLOCK=2048');
+  });
+
+  it('cuts an unfenced kernel out of prose', () => {
+    const p = ok(py('Here:\n\n' + newKernel + '\n\nThat is all.'));
+    expect(p.source).toContain('evict_first');
+    expect(p.source).not.toContain('That is all');
+    expect(p.rationale).toBe('That is all.');
+  });
+});
+
+describe('extractRationale', () => {
+  it('prefers a labelled paragraph and skips lead-ins', () => {
+    expect(extractRationale('Here is the faster kernel:\n\n```cpp\nx\n```\n\n**Rationale:** tiles of 64 fit L1.')).toBe('tiles of 64 fit L1.');
+    expect(extractRationale('## Rationale\n\nBlocking for L2 cuts misses.\n\n```cpp\nx\n```')).toBe('Blocking for L2 cuts misses.');
+    expect(extractRationale('Sure! Here it is:\n\n```cpp\nx\n```\n\nVectorized the inner loop with AVX2.')).toBe('Vectorized the inner loop with AVX2.');
+  });
+
+  it('keeps one paragraph of bounded length', () => {
+    const long = 'Word '.repeat(400) + 'end.';
+    const r = extractRationale(long, 200);
+    expect(r.length).toBeLessThanOrEqual(201);
+  });
+});
