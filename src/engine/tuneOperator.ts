@@ -1,0 +1,199 @@
+// The `tune` operator: changes the kernel's knobs (block sizes, warps, stages, file-scope constants) and
+// nothing else. It searches without enumerating the grid: a few spread-out probes first (drafts), then a
+// pattern search from the parent the policy picks (the best, with greedy): repeat the move that made the
+// parent better, single-knob moves by x4 then x2 ordered by what such moves did before, then pairs of moves.
+// It keeps no state of its own; everything comes from the run's candidates, so a resumed run continues as
+// if never stopped. It never proposes a source the run has already seen.
+import type { Candidate } from './candidate';
+import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, type KnobSet, type KnobValues } from './knobs';
+import type { Operator, Proposal, ProposalBatch, ProposalContext } from './operator';
+import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
+import { fitness } from './verdict';
+
+/** A move in index space: how many domain steps each named knob goes up (+) or down (-). */
+type Move = Record<string, number>;
+
+interface MoveStats {
+  /** Mean log fitness ratio child/parent of moves of one knob in one direction. */
+  gain: Map<string, { sum: number; n: number }>;
+  /** Knobs whose every move failed to compile or run correctly: not worth more evaluations. */
+  broken: Set<string>;
+}
+
+export interface TuneOperatorOptions {
+  /** File name of the kernel source (picks Python or C-like rules). */
+  fileName: string;
+  /** Probes proposed in the drafting phase (spread-out settings of the block-like knobs). */
+  probes?: number;
+}
+
+export class TuneOperator implements Operator {
+  readonly name = 'tune';
+  private readonly lang: SourceLanguage;
+  private readonly probes: number;
+  private readonly knobCache = new Map<string, KnobSet>();
+
+  constructor(opts: TuneOperatorOptions) {
+    this.lang = languageOf(opts.fileName);
+    this.probes = opts.probes ?? 3;
+  }
+
+  knobsOf(source: string): KnobSet {
+    const key = sourceHash(source, this.lang) + source.length;
+    let set = this.knobCache.get(key);
+    if (!set) {
+      set = detectKnobs(source, this.lang);
+      this.knobCache.set(key, set);
+    }
+    return set;
+  }
+
+  async propose(ctx: ProposalContext): Promise<ProposalBatch> {
+    const base = ctx.parent ?? ctx.candidates[0];
+    if (!base) return { proposals: [], exhausted: true };
+    const set = this.knobsOf(base.source);
+    if (!set.knobs.length) return { proposals: [], exhausted: true };
+    const current = knobValues(set);
+    const stats = this.moveStats(ctx.candidates);
+    const moves = ctx.parent ? this.refineMoves(ctx.parent, set, ctx.candidates, stats) : this.probeMoves(set);
+    for (const move of moves) {
+      const values = applyMove(set, current, move);
+      if (!values || !satisfiesConstraints(set, values)) continue;
+      const source = applyKnobs(base.source, set, values);
+      if (ctx.seen.has(sourceHash(source, this.lang))) continue;
+      const changed = Object.keys(move).filter((k) => values[k] !== current[k]);
+      const proposal: Proposal = {
+        source,
+        parents: [base.id],
+        operator: this.name,
+        mode: ctx.parent ? 'tune' : 'draft',
+        knobs: values,
+        rationale: changed.map((k) => `${k} ${current[k]}→${values[k]}`).join(', '),
+      };
+      return { proposals: [proposal] };
+    }
+    return { proposals: [], exhausted: true };
+  }
+
+  /** Drafts: every block-like knob set to the same quantile of its domain (a few quantiles), the rest kept. */
+  private probeMoves(set: KnobSet): Move[] {
+    let targets = set.knobs.filter((k) => k.role === 'block');
+    if (!targets.length) targets = set.knobs.filter((k) => k.role === 'generic' && k.domain.length > 4);
+    if (!targets.length) return [];
+    const quantiles = [0.5, 0.3, 0.7, 0.15, 0.85].slice(0, this.probes);
+    return quantiles.map((q) => {
+      const move: Move = {};
+      for (const k of targets) {
+        const idx = Math.round(q * (k.domain.length - 1));
+        move[k.name] = idx - k.domain.indexOf(k.value);
+      }
+      return move;
+    });
+  }
+
+  private refineMoves(parent: Candidate, set: KnobSet, all: readonly Candidate[], stats: MoveStats): Move[] {
+    const moves: Move[] = [];
+    const names = set.knobs.map((k) => k.name).filter((n) => !stats.broken.has(n));
+    // 1. the move that made this parent better than its own parent, once more
+    const grandparent = parent.operator === this.name && parent.mode !== 'draft' ? all.find((c) => c.id === parent.parents[0]) : undefined;
+    let lastStep = 2;
+    if (grandparent && fitness(parent.verdict) > fitness(grandparent.verdict)) {
+      const delta = this.moveBetween(grandparent, parent, set);
+      if (delta && Object.keys(delta).length) {
+        moves.push(delta);
+        lastStep = Math.max(...Object.values(delta).map(Math.abs));
+      }
+    }
+    // 2. single-knob moves, coarse (x4) then fine (x2), the directions that paid off before first
+    const steps = set.knobs.some((k) => k.domain.length >= 6) && lastStep >= 2 ? [2, 1] : [1];
+    for (const step of steps) {
+      const singles: Array<{ move: Move; score: number; order: number }> = [];
+      for (const [i, name] of names.entries()) {
+        for (const dir of [1, -1]) {
+          const g = stats.gain.get(`${name}${dir > 0 ? '+' : '-'}`);
+          // unexplored directions rank as neutral (0): ahead of ones that made things worse
+          const score = g ? g.sum / g.n : 0;
+          singles.push({ move: { [name]: dir * step }, score, order: i * 2 + (dir > 0 ? 0 : 1) });
+        }
+      }
+      singles.sort((a, b) => b.score - a.score || a.order - b.order);
+      moves.push(...singles.map((s) => s.move));
+    }
+    // 3. pairs of fine moves (knobs that only pay off together)
+    for (let i = 0; i < names.length; i++) {
+      for (let j = i + 1; j < names.length; j++) {
+        for (const [a, b] of [[1, 1], [-1, -1], [1, -1], [-1, 1]]) moves.push({ [names[i]]: a, [names[j]]: b });
+      }
+    }
+    return moves;
+  }
+
+  /** Knob values of a candidate: recorded by the tuner, or read from its source. */
+  private valuesOf(c: Candidate): KnobValues {
+    if (c.operator === this.name && c.knobs && Object.values(c.knobs).every((v) => typeof v === 'number')) {
+      return c.knobs as KnobValues;
+    }
+    return knobValues(this.knobsOf(c.source));
+  }
+
+  /** The index-space move from one candidate to another, when both have the same knobs. */
+  private moveBetween(from: Candidate, to: Candidate, set: KnobSet): Move | undefined {
+    const a = this.valuesOf(from);
+    const b = this.valuesOf(to);
+    const move: Move = {};
+    for (const k of set.knobs) {
+      if (a[k.name] === undefined || b[k.name] === undefined) return undefined;
+      const ia = k.domain.indexOf(a[k.name]);
+      const ib = k.domain.indexOf(b[k.name]);
+      if (ia < 0 || ib < 0) return undefined;
+      if (ia !== ib) move[k.name] = ib - ia;
+    }
+    return move;
+  }
+
+  /** What single-knob moves did so far across the run (log fitness ratio child/parent). */
+  private moveStats(all: readonly Candidate[]): MoveStats {
+    const gain = new Map<string, { sum: number; n: number }>();
+    const tried = new Map<string, { ok: number; failed: number }>();
+    const byId = new Map(all.map((c) => [c.id, c]));
+    for (const c of all) {
+      if (c.operator !== this.name || c.state !== 'done' || c.mode === 'draft') continue;
+      const parent = byId.get(c.parents[0]);
+      if (!parent || fitness(parent.verdict) <= 0) continue;
+      const a = this.valuesOf(parent);
+      const b = this.valuesOf(c);
+      const changed = Object.keys(b).filter((k) => a[k] !== undefined && a[k] !== b[k]);
+      for (const k of changed) {
+        const t = tried.get(k) ?? { ok: 0, failed: 0 };
+        if (fitness(c.verdict) > 0) t.ok++;
+        else t.failed++;
+        tried.set(k, t);
+      }
+      if (changed.length !== 1) continue;
+      const k = changed[0];
+      const key = `${k}${b[k] > a[k] ? '+' : '-'}`;
+      const f = fitness(c.verdict);
+      const g = gain.get(key) ?? { sum: 0, n: 0 };
+      g.sum += f > 0 ? Math.log(f / fitness(parent.verdict)) : -5;
+      g.n++;
+      gain.set(key, g);
+    }
+    const broken = new Set([...tried].filter(([, t]) => t.ok === 0 && t.failed >= 2).map(([k]) => k));
+    return { gain, broken };
+  }
+}
+
+/** The values after a move; undefined when the move leaves a domain or changes nothing. */
+function applyMove(set: KnobSet, current: KnobValues, move: Move): KnobValues | undefined {
+  const values = { ...current };
+  let changed = false;
+  for (const [name, delta] of Object.entries(move)) {
+    const k = set.knobs.find((x) => x.name === name);
+    if (!k) return undefined;
+    const idx = k.domain.indexOf(current[name]) + delta;
+    if (idx < 0 || idx >= k.domain.length) return undefined;
+    if (k.domain[idx] !== current[name]) changed = true;
+    values[name] = k.domain[idx];
+  }
+  return changed ? values : undefined;
+}
