@@ -45,6 +45,8 @@ export interface SlurmHostConfig {
   timeLimit?: string;
   maxJobs?: number;
   sbatchOptions?: string[];
+  /** Seconds an idle worker job keeps its GPU before it ends (default 300). */
+  idleTimeoutS?: number;
   python?: string;
   workdir?: string;
   hardware?: string;
@@ -100,7 +102,7 @@ export function validateConfig(value: unknown, where = 'config'): KernelEvolveCo
     if (host.type === 'ssh' && (typeof host.host !== 'string' || !host.host)) {
       problems.push(`${at} is an ssh host and needs "host" (a hostname or a ~/.ssh/config alias).`);
     }
-    for (const k of ['port', 'slots', 'maxJobs']) {
+    for (const k of ['port', 'slots', 'maxJobs', 'idleTimeoutS']) {
       if (host[k] !== undefined && (!Number.isInteger(host[k]) || (host[k] as number) < 1)) {
         problems.push(`${at}.${k} must be a positive integer.`);
       }
@@ -138,7 +140,17 @@ export function expandHome(p: string): string {
   return p === '~' || p.startsWith('~/') ? os.homedir() + p.slice(1) : p;
 }
 
-export type HostFactory = (config: HostConfig) => Host;
+/** What a front end (CLI, extension) lends the hosts it creates: how to ask the user things. */
+export interface HostOptions {
+  /** An SSH server offered a key known_hosts lacks; resolve true to trust it (it is then recorded). */
+  onUnknownHostKey?: (host: string, fingerprint: string) => Promise<boolean>;
+  /** An identity file is encrypted; resolve its passphrase, or undefined to skip the key. */
+  askPassphrase?: (keyFile: string) => Promise<string | undefined>;
+  /** An ssh_config to read instead of ~/.ssh/config. */
+  sshConfigFile?: string;
+}
+
+export type HostFactory = (config: HostConfig, options?: HostOptions) => Host;
 const factories = new Map<HostConfig['type'], HostFactory>([
   ['local', (c) => new LocalHost(c as LocalHostConfig)],
 ]);
@@ -149,7 +161,7 @@ export function registerHostType(type: HostConfig['type'], factory: HostFactory)
 }
 
 /** Builds the hosts named (all hosts of the config when none are named). */
-export function createHosts(config: KernelEvolveConfig, names: string[] = []): Host[] {
+export function createHosts(config: KernelEvolveConfig, names: string[] = [], options: HostOptions = {}): Host[] {
   const chosen = names.length ? names.map((n) => {
     const h = config.hosts.find((x) => x.name === n);
     if (!h) {
@@ -160,6 +172,6 @@ export function createHosts(config: KernelEvolveConfig, names: string[] = []): H
   return chosen.map((h) => {
     const make = factories.get(h.type);
     if (!make) throw new ConfigError(`Host "${h.name}" has type "${h.type}", which this build cannot use yet.`);
-    return make(h);
+    return make(h, options);
   });
 }
