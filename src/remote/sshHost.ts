@@ -1,0 +1,291 @@
+// The `ssh` host: evaluates candidates on another machine over one reused SSH connection. The harness is
+// uploaded once per version; each job gets its own folder and runs under the host agent (remoteAgent.ts).
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { loadSpec } from '../engine/spec';
+import type { Verdict } from '../engine/verdict';
+import { harnessDir } from './harnessLocation';
+import type { EvaluationJob, Host, HostCheck, Placement } from './host';
+import { HostUnavailableError } from './host';
+import type { SshHostConfig } from './hostConfig';
+import { expandHome } from './hostConfig';
+import { verdictFromHarnessOutput } from './localHost';
+import { AGENT_FILE, AgentSession } from './remoteAgent';
+import { uploadBundle } from './sftpUpload';
+import type { FileBundle } from './fileBundle';
+import { harnessBundle, specBundle } from './fileBundle';
+import { resolveSshTarget } from './sshConfigFile';
+import type { SshTarget } from './sshConfigFile';
+import { SshConnection } from './sshConnection';
+import type { UnknownHostKeyPrompt } from './sshConnection';
+import type { PassphrasePrompt } from './sshIdentities';
+
+export interface SshHostOptions {
+  /** Asked for an unknown host key; without it unknown keys are refused. */
+  onUnknownHostKey?: UnknownHostKeyPrompt;
+  /** Asked for the passphrase of an encrypted key file. */
+  askPassphrase?: PassphrasePrompt;
+  /** ssh_config to read instead of ~/.ssh/config. */
+  sshConfigFile?: string;
+  /** Connect attempts before a job is handed back as unavailable (default 5, backoff from 250 ms). */
+  connectAttempts?: number;
+  backoffMs?: number;
+  keepaliveIntervalMs?: number;
+}
+
+/** Facts gathered by `check`, in the same shape as LocalHost's. */
+const CHECK_SCRIPT = [
+  'import json, os, platform, shutil, subprocess, sys',
+  'facts = {"python": platform.python_version(), "host": platform.node(), "cpus": str(os.cpu_count())}',
+  'try:\n import numpy; facts["numpy"] = numpy.__version__\nexcept Exception: facts["numpy"] = "missing"',
+  'for cc in ("g++", "nvcc"):\n p = shutil.which(cc)\n facts[cc] = subprocess.run([p, "--version"], capture_output=True, text=True).stdout.splitlines()[0] if p else "missing"',
+  'g = shutil.which("nvidia-smi")',
+  'facts["gpu"] = subprocess.run([g, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip().replace("\\n", ", ") if g else "none"',
+  'for mod in ("torch", "triton"):\n try:\n  facts[mod] = __import__(mod).__version__\n except Exception:\n  facts[mod] = "missing"',
+  'print(json.dumps(facts))',
+].join('\n');
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** A workdir for the remote shell: `~/x` stays relative to $HOME, anything else is quoted. */
+function remotePath(p: string): string {
+  if (p === '~') return '"$HOME"';
+  if (p.startsWith('~/')) return `"$HOME"/${shellQuote(p.slice(2))}`;
+  return shellQuote(p);
+}
+
+interface Session {
+  agent: AgentSession;
+  /** Absolute workdir on the host. */
+  workdir: string;
+  harnessDir: string;
+  supportsLock: boolean;
+  specs: Set<string>;
+}
+
+export class SshHost implements Host {
+  readonly name: string;
+  readonly slots: number;
+  readonly hardware?: string;
+  private readonly connection: Promise<SshConnection>;
+  private conn?: SshConnection;
+  private session?: Promise<Session>;
+  private readonly devices: number[];
+  private readonly deviceLoad = new Map<number, number>();
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  private disposed = false;
+
+  constructor(readonly config: SshHostConfig, readonly options: SshHostOptions = {}) {
+    this.name = config.name;
+    this.slots = Math.max(1, config.slots ?? 1);
+    this.hardware = config.hardware;
+    this.devices = config.devices ?? [];
+    for (const d of this.devices) this.deviceLoad.set(d, 0);
+    this.connection = this.makeConnection();
+    // A config error surfaces on first use, not as an unhandled rejection now.
+    this.connection.catch(() => undefined);
+  }
+
+  private async makeConnection(): Promise<SshConnection> {
+    const target: SshTarget = await resolveSshTarget(this.config.host, {
+      port: this.config.port,
+      user: this.config.user,
+      identityFile: this.config.identityFile ? expandHome(this.config.identityFile) : undefined,
+      knownHostsFile: this.config.knownHostsFile ? expandHome(this.config.knownHostsFile) : undefined,
+    }, this.options.sshConfigFile);
+    const conn = new SshConnection({
+      name: this.name,
+      target,
+      askPassphrase: this.options.askPassphrase,
+      onUnknownHostKey: this.options.onUnknownHostKey,
+      connectAttempts: this.options.connectAttempts,
+      backoffMs: this.options.backoffMs,
+      keepaliveIntervalMs: this.options.keepaliveIntervalMs,
+    });
+    conn.on('lost', () => {
+      this.session = undefined;
+    });
+    this.conn = conn;
+    return conn;
+  }
+
+  private get python(): string {
+    return this.config.python ?? 'python3';
+  }
+
+  /** Connects, prepares the workdir, uploads the harness if this version is missing, starts the agent. */
+  private async openSession(): Promise<Session> {
+    const conn = await this.connection;
+    const bundle = await harnessBundle(harnessDir());
+    const workdirSpec = this.config.workdir ?? '~/.cache/kernelevolve';
+    const harnessName = `harness-${bundle.hash}`;
+    const prep = await conn.run(
+      `mkdir -p ${remotePath(workdirSpec)}/locks ${remotePath(workdirSpec)}/jobs ${remotePath(workdirSpec)}/specs && cd ${remotePath(workdirSpec)} && pwd && ` +
+      `if [ -f ${harnessName}/${AGENT_FILE} ]; then echo present; else echo missing; fi`);
+    if (prep.code !== 0) {
+      throw new HostUnavailableError(this.name, `Cannot create the workdir ${workdirSpec} on ${this.name}: ${prep.stderr.trim() || `exit ${prep.code}`}. Set "workdir" for this host to a writable folder.`);
+    }
+    const [workdir, state] = prep.stdout.trim().split('\n');
+    if (state !== 'present') await uploadBundle(conn, bundle, `${workdir}/${harnessName}`);
+    const agentDir = `${workdir}/${harnessName}`;
+    const channel = await conn.exec(`cd ${shellQuote(workdir)} && exec ${this.python} -u ${shellQuote(`${agentDir}/${AGENT_FILE}`)}`);
+    const agent = new AgentSession(channel, () => new HostUnavailableError(this.name,
+      `The connection to ${this.name} dropped (or its agent stopped); the job will be tried again.`));
+    let ready: { python: string; version: string };
+    try {
+      ready = await agent.ready;
+    } catch (e) {
+      throw new HostUnavailableError(this.name, `${this.name} could not start \`${this.python}\`: ${(e as Error).message}. ` +
+        `Install Python 3.9+ there, or set "python" for this host to its path.`);
+    }
+    const [major, minor] = ready.version.split('.').map(Number);
+    if (major < 3 || (major === 3 && minor < 9)) {
+      agent.close();
+      throw new HostUnavailableError(this.name, `${this.name} has Python ${ready.version}; the harness needs 3.9 or newer. Set "python" for this host to a newer one.`);
+    }
+    return { agent, workdir, harnessDir: agentDir, supportsLock: bundle.supportsLock, specs: new Set() };
+  }
+
+  private async getSession(): Promise<Session> {
+    if (this.disposed) throw new HostUnavailableError(this.name, `Host ${this.name} was shut down.`);
+    if (!this.session) {
+      const s = this.openSession();
+      this.session = s;
+      s.catch(() => {
+        if (this.session === s) this.session = undefined;
+      });
+    }
+    const s = await this.session;
+    if (!s.agent.alive) {
+      this.session = undefined;
+      return this.getSession();
+    }
+    return s;
+  }
+
+  private async acquireSlot(): Promise<void> {
+    if (this.running < this.slots) {
+      this.running++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private releaseSlot(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
+
+  private takeDevice(): number | undefined {
+    if (!this.devices.length) return undefined;
+    let best = this.devices[0];
+    for (const d of this.devices) if (this.deviceLoad.get(d)! < this.deviceLoad.get(best)!) best = d;
+    this.deviceLoad.set(best, this.deviceLoad.get(best)! + 1);
+    return best;
+  }
+
+  private async ensureSpec(session: Session, bundle: FileBundle): Promise<string> {
+    const dir = `${session.workdir}/specs/${bundle.hash}`;
+    if (!session.specs.has(bundle.hash)) {
+      const conn = await this.connection;
+      const r = await conn.run(`test -d ${shellQuote(dir)} && echo present || echo missing`);
+      if (r.stdout.trim() !== 'present') await uploadBundle(conn, bundle, dir);
+      session.specs.add(bundle.hash);
+    }
+    return dir;
+  }
+
+  async evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<Verdict & { placement?: Placement }> {
+    signal?.throwIfAborted();
+    await this.acquireSlot();
+    const device = this.takeDevice();
+    try {
+      return await this.evaluateInSlot(job, device, signal);
+    } finally {
+      if (device !== undefined) this.deviceLoad.set(device, this.deviceLoad.get(device)! - 1);
+      this.releaseSlot();
+    }
+  }
+
+  private async evaluateInSlot(job: EvaluationJob, device: number | undefined, signal?: AbortSignal): Promise<Verdict & { placement?: Placement }> {
+    const started = Date.now();
+    const session = await this.getSession();
+    signal?.throwIfAborted();
+    const spec = await loadSpec(job.specPath);
+    const bundle = await specBundle(spec.specPath, spec.sourcePath);
+    const specDir = await this.ensureSpec(session, bundle);
+    const jobDir = `jobs/${job.id.replace(/[^A-Za-z0-9_.-]/g, '_')}-${randomBytes(4).toString('hex')}`;
+    const files: Record<string, string> = { [job.candidateFileName]: job.candidateSource };
+    let baseline = `${specDir}/${bundle.sourceRel}`;
+    if (path.resolve(job.baselinePath) !== spec.sourcePath) {
+      const name = `baseline${path.extname(job.baselinePath)}`;
+      files[name] = await fs.readFile(job.baselinePath, 'utf8');
+      baseline = `${session.workdir}/${jobDir}/${name}`;
+    }
+    const argv = ['{python}', '-m', 'kernelevolve_harness', 'evaluate', '--spec', `${specDir}/${bundle.specRel}`,
+      '--candidate', `${session.workdir}/${jobDir}/${job.candidateFileName}`, '--baseline', baseline, '--json'];
+    if (job.profile) argv.push('--profile');
+    if (session.supportsLock) argv.push('--lock', `${session.workdir}/locks/${device === undefined ? 'host' : `device-${device}`}.lock`);
+    const env: Record<string, string> = { PYTHONPATH: session.harnessDir };
+    if (device !== undefined) env.CUDA_VISIBLE_DEVICES = String(device);
+
+    const id = `${jobDir}`;
+    const onAbort = () => session.agent.kill(id);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let exit;
+    try {
+      exit = await session.agent.run({ id, dir: jobDir, files, argv, env, timeoutS: job.timeoutS });
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+    const placement: Placement = { host: this.name, device: device === undefined ? undefined : String(device) };
+    const extra = { host: this.name, wall_ms: Date.now() - started, harness_ms: exit.elapsedMs, placement };
+    if (exit.timedOut) {
+      return { status: 'timeout', reason: `The evaluation ran past ${job.timeoutS} s on ${this.name} and was stopped (its whole process group was killed).`,
+        log: exit.stderr.slice(-4000), ...extra };
+    }
+    const verdict = verdictFromHarnessOutput({ code: exit.code, signal: null, stdout: exit.stdout, stderr: exit.stderr });
+    return { ...verdict, ...extra };
+  }
+
+  async check(): Promise<HostCheck> {
+    try {
+      const conn = await this.connection;
+      const r = await conn.run(`${this.python} -c ${shellQuote(CHECK_SCRIPT)}`);
+      const t = conn.options.target;
+      const where = `${t.user}@${t.hostName}:${t.port}${t.jumps.length ? ` via ${t.jumps.map((j) => j.hostName).join(',')}` : ''}`;
+      if (r.code !== 0) {
+        return { host: this.name, reachable: true, facts: { ssh: where, python: 'missing' },
+          error: `\`${this.python}\` failed on ${this.name}: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`}. Install Python 3.9+ or set "python" for this host.` };
+      }
+      const facts = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
+      return { host: this.name, reachable: true, facts: { ssh: where, ...facts } };
+    } catch (e) {
+      return { host: this.name, reachable: false, facts: {}, error: (e as Error).message };
+    }
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    const s = this.session;
+    this.session = undefined;
+    if (s) {
+      try {
+        (await s).agent.close();
+      } catch {
+        // never started
+      }
+    }
+    try {
+      await (await this.connection).close();
+    } catch {
+      // nothing to close
+    }
+  }
+}
