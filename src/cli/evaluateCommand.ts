@@ -5,7 +5,9 @@ import { parseArgs } from 'node:util';
 import { loadSpec } from '../engine/spec';
 import type { Verdict } from '../engine/verdict';
 import { createHosts, loadConfig } from '../remote/hostConfig';
+import '../remote/hosts';
 import { CliError, EXIT } from './cliError';
+import { cliHostOptions } from './sshPrompts';
 import { formatVerdict } from './verdictFormat';
 
 export const EVALUATE_USAGE = `usage: kernelevolve evaluate --spec SPEC.py --candidate FILE [--baseline FILE] [--host NAME]
@@ -35,8 +37,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
     throw new CliError(`Cannot read the candidate ${values.candidate}: check the path given to --candidate.`);
   }
   const config = await loadConfig(values.config);
-  if (values['accept-new-host-key']) process.env.KERNELEVOLVE_ACCEPT_NEW_HOST_KEY = '1';
-  const [host] = createHosts(config, values.host ?? []);
+  const [host] = createHosts(config, values.host ?? [], cliHostOptions({ acceptNewHostKey: values['accept-new-host-key'] }));
   if (!host) throw new CliError('The config lists no hosts; add {"name": "local", "type": "local"} to "hosts".');
   let verdict: Verdict;
   try {
