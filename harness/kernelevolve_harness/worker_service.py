@@ -1,0 +1,388 @@
+"""A job-queue folder on a shared filesystem, and the long-lived worker that serves it.
+
+A Slurm host runs one worker per GPU as a batch job. Workers take candidates from
+``QUEUE/pending/`` and judge each with the real harness (``python3 -m kernelevolve_harness evaluate
+--json`` in a child process, so every guard stays in force), then leave the verdict in ``QUEUE/done/``.
+Every hand-over is one ``rename`` on the shared filesystem, which is atomic, so a candidate is always
+in exactly one of pending/, claimed/<worker>/ or done/, and a killed worker loses none.
+
+Layout of QUEUE:
+  pending/<name>.json            jobs the host wrote (write to a dot-file, then rename)
+  claimed/<worker>/<name>.json   jobs a worker took (rename out of pending/)
+  done/<name>.json               results (written to a dot-file, then renamed)
+  cancel/<name>                  the host gave up on a job; its worker stops judging it
+  workers/<worker>.json          heartbeats (rewritten every second) and the exit note
+  work/<worker>/                 scratch for candidate files
+  stop                           present once the run is over: workers exit
+
+Subcommands (used by the host, run on the login node or inside the batch job):
+  worker  --queue Q [--worker-id W] [--idle-s N] [--poll-s S]   serve until idle, stopped or killed
+  poll    --queue Q [--ack NAME ...]                            print the queue's state as JSON
+  requeue --queue Q --worker W                                  put a dead worker's jobs back
+  cancel  --queue Q --name NAME                                 withdraw one job
+  stop    --queue Q                                             ask every worker to exit
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+HEARTBEAT_S = 1.0
+# A harness killed from outside (not the candidate: the harness survives those) is retried this often.
+MAX_ATTEMPTS = 3
+
+
+def _write_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _read_json(path: Path) -> Optional[Dict[str, Any]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+        return value if isinstance(value, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+class Queue:
+    def __init__(self, root: str) -> None:
+        self.root = Path(root)
+        self.pending = self.root / "pending"
+        self.claimed = self.root / "claimed"
+        self.done = self.root / "done"
+        self.cancel_dir = self.root / "cancel"
+        self.workers = self.root / "workers"
+        self.work = self.root / "work"
+        self.stop_file = self.root / "stop"
+
+    def ensure(self) -> None:
+        for d in (self.pending, self.claimed, self.done, self.cancel_dir, self.workers, self.work):
+            d.mkdir(parents=True, exist_ok=True)
+
+    def pending_names(self) -> List[str]:
+        try:
+            return sorted(n for n in os.listdir(self.pending) if n.endswith(".json") and not n.startswith("."))
+        except FileNotFoundError:
+            return []
+
+    def requeue(self, worker: str) -> List[str]:
+        """Moves a worker's claimed jobs back to pending/ (first in line again: names sort by submission)."""
+        moved = []
+        folder = self.claimed / worker
+        if not folder.is_dir():
+            return moved
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith(".json") or name.startswith("."):
+                continue
+            src = folder / name
+            job = _read_json(src)
+            if job is None:
+                continue
+            if (self.cancel_dir / name[:-5]).exists():
+                src.unlink(missing_ok=True)
+                continue
+            job["attempts"] = int(job.get("attempts", 0)) + 1
+            job.setdefault("requeued_from", []).append(worker)
+            _write_atomic(self.pending / name, job)
+            src.unlink(missing_ok=True)
+            moved.append(name[:-5])
+        return moved
+
+
+class Worker:
+    def __init__(self, queue: Queue, worker_id: str, idle_s: float, poll_s: float, python: str) -> None:
+        self.q = queue
+        self.id = worker_id
+        self.idle_s = idle_s
+        self.poll_s = poll_s
+        self.python = python
+        self.node = socket.gethostname()
+        self.job_id = os.environ.get("SLURM_JOB_ID", "")
+        self.device = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+        self.terminating = False
+        self.child: Optional[subprocess.Popen] = None
+        self.current: Optional[str] = None
+        self.last_beat = 0.0
+        self.started_at = time.time()
+        self.judged = 0
+
+    # -- heartbeats -----------------------------------------------------------------------------------
+    def beat(self, state: str, force: bool = False, **extra: Any) -> None:
+        now = time.time()
+        if not force and now - self.last_beat < HEARTBEAT_S:
+            return
+        self.last_beat = now
+        _write_atomic(self.q.workers / f"{self.id}.json", {
+            "worker": self.id, "job_id": self.job_id, "node": self.node, "device": self.device,
+            "pid": os.getpid(), "state": state, "current": self.current, "judged": self.judged,
+            "started_at": self.started_at, "beat_at": now, **extra,
+        })
+
+    # -- the loop -------------------------------------------------------------------------------------
+    def on_term(self, signum: int, _frame: Any) -> None:
+        # scancel, a time limit or preemption: hand the job back before Slurm's SIGKILL comes.
+        self.terminating = True
+        self._kill_child()
+
+    def _kill_child(self) -> None:
+        if self.child and self.child.poll() is None:
+            try:
+                os.killpg(self.child.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def claim(self) -> Optional[str]:
+        mine = self.q.claimed / self.id
+        for name in self.q.pending_names():
+            try:
+                os.rename(self.q.pending / name, mine / name)
+            except FileNotFoundError:
+                continue  # another worker was faster
+            return name
+        return None
+
+    def serve(self) -> str:
+        self.q.ensure()
+        (self.q.claimed / self.id).mkdir(parents=True, exist_ok=True)
+        (self.q.work / self.id).mkdir(parents=True, exist_ok=True)
+        signal.signal(signal.SIGTERM, self.on_term)
+        signal.signal(signal.SIGINT, self.on_term)
+        idle_since = time.time()
+        reason = "idle"
+        self.beat("idle", force=True)
+        while True:
+            if self.terminating:
+                reason = "terminated"
+                break
+            if self.q.stop_file.exists():
+                reason = "stopped"
+                break
+            name = self.claim()
+            if name is None:
+                if time.time() - idle_since > self.idle_s:
+                    reason = "idle"
+                    break
+                self.beat("idle")
+                time.sleep(self.poll_s)
+                continue
+            self.run_one(name)
+            idle_since = time.time()
+        self._kill_child()
+        back = self.q.requeue(self.id)
+        self.beat("exited", force=True, reason=reason, requeued=back)
+        return reason
+
+    def run_one(self, name: str) -> None:
+        claimed_at = time.time()
+        path = self.q.claimed / self.id / name
+        try:
+            # The file's mtime is when the host made it ready, on the shared filesystem's clock.
+            queued_at: Optional[float] = path.stat().st_mtime
+        except OSError:
+            queued_at = None
+        job = _read_json(path)
+        if job is None:
+            path.unlink(missing_ok=True)
+            return
+        self.current = name[:-5]
+        self.beat("busy", force=True)
+        scratch = self.q.work / self.id / self.current
+        scratch.mkdir(parents=True, exist_ok=True)
+        candidate = scratch / os.path.basename(job["candidate_name"])
+        candidate.write_text(job["candidate_source"], encoding="utf-8")
+        args = [self.python, "-m", "kernelevolve_harness", "evaluate", "--spec", job["spec"],
+                "--candidate", str(candidate), "--baseline", job["baseline"], "--json"]
+        if job.get("profile"):
+            args.append("--profile")
+        started_at = time.time()
+        outcome = self._run_harness(args, scratch, job.get("timeout_s"))
+        finished_at = time.time()
+        self.current = None
+        try:
+            if outcome == "requeue" or (outcome == "withdrawn"):
+                return
+            result: Dict[str, Any] = {
+                "name": name[:-5], "id": job.get("id"), "worker": self.id, "job_id": self.job_id,
+                "node": self.node, "device": self.device, "ready_at": job.get("ready_at"), "queued_at": queued_at,
+                "claimed_at": claimed_at, "started_at": started_at, "finished_at": finished_at,
+                "attempts": int(job.get("attempts", 0)) + 1,
+            }
+            result.update(outcome)
+            _write_atomic(self.q.done / name, result)
+            self.judged += 1
+        finally:
+            if outcome != "requeue":
+                path.unlink(missing_ok=True)
+            _rmtree(scratch)
+            self.beat("idle", force=True)
+
+    def _run_harness(self, args: List[str], cwd: Path, timeout_s: Optional[float]) -> Any:
+        name = self.current or ""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH", "")] if p)
+        out_path, err_path = cwd / ".stdout", cwd / ".stderr"
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            self.child = subprocess.Popen(args, cwd=str(cwd), env=env, stdout=out, stderr=err,
+                                          stdin=subprocess.DEVNULL, start_new_session=True)
+            deadline = time.time() + float(timeout_s) if timeout_s else None
+            timed_out = False
+            while self.child.poll() is None:
+                self.beat("busy")
+                if self.terminating:
+                    self._kill_child()
+                elif (self.q.cancel_dir / name).exists() or self.q.stop_file.exists():
+                    self._kill_child()
+                    self.child.wait()
+                    return "withdrawn"
+                elif deadline is not None and time.time() > deadline:
+                    timed_out = True
+                    self._kill_child()
+                time.sleep(min(self.poll_s, 0.2))
+            code = self.child.returncode
+            self.child = None
+        if self.terminating:
+            return "requeue"
+        stdout = out_path.read_text(encoding="utf-8", errors="replace")
+        stderr = err_path.read_text(encoding="utf-8", errors="replace")
+        lines = stdout.strip().splitlines()
+        if lines and not timed_out:
+            try:
+                verdict = json.loads(lines[-1])
+                if isinstance(verdict, dict) and "status" in verdict:
+                    return {"verdict": verdict}
+            except ValueError:
+                pass
+        if timed_out:
+            return {"error": f"The evaluation ran past its {timeout_s} s limit on node {self.node} and was stopped."}
+        job = _read_json(self.q.claimed / self.id / f"{name}.json") or {}
+        if code is not None and code < 0 and int(job.get("attempts", 0)) + 1 < MAX_ATTEMPTS:
+            # The harness was killed from outside (OOM killer, a signal to the step): judge it again elsewhere.
+            self.q.requeue(self.id)
+            return "requeue"
+        tail = (stderr or stdout)[-2000:]
+        return {"error": f"The harness did not print a verdict (exit {code}) on node {self.node}. "
+                         f"Check that Python 3.9+ with numpy is installed on the compute nodes.\n{tail}"}
+
+
+def _rmtree(path: Path) -> None:
+    if not path.exists():
+        return
+    for child in path.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            _rmtree(child)
+        else:
+            child.unlink(missing_ok=True)
+    try:
+        path.rmdir()
+    except OSError:
+        pass
+
+
+def poll(queue: Queue, ack: List[str]) -> Dict[str, Any]:
+    """The whole state in one answer, so a remote host needs one round-trip per tick."""
+    for name in ack:
+        (queue.done / f"{name}.json").unlink(missing_ok=True)
+        (queue.cancel_dir / name).unlink(missing_ok=True)
+    now = time.time()
+    done = []
+    try:
+        names = sorted(n for n in os.listdir(queue.done) if n.endswith(".json") and not n.startswith("."))
+    except FileNotFoundError:
+        names = []
+    for n in names:
+        r = _read_json(queue.done / n)
+        if r is not None:
+            done.append(r)
+    workers: Dict[str, Any] = {}
+    try:
+        beats = [n for n in os.listdir(queue.workers) if n.endswith(".json") and not n.startswith(".")]
+    except FileNotFoundError:
+        beats = []
+    for n in beats:
+        b = _read_json(queue.workers / n)
+        if b is not None:
+            b["age_s"] = max(0.0, now - float(b.get("beat_at", now)))
+            workers[n[:-5]] = b
+    claimed: Dict[str, List[str]] = {}
+    try:
+        for w in os.listdir(queue.claimed):
+            names_w = [n[:-5] for n in os.listdir(queue.claimed / w) if n.endswith(".json") and not n.startswith(".")]
+            if names_w:
+                claimed[w] = sorted(names_w)
+    except FileNotFoundError:
+        pass
+    return {"now": now, "done": done, "workers": workers, "claimed": claimed,
+            "pending": [n[:-5] for n in queue.pending_names()]}
+
+
+def cancel(queue: Queue, name: str) -> str:
+    try:
+        (queue.pending / f"{name}.json").unlink()
+        return "withdrawn"
+    except FileNotFoundError:
+        pass
+    queue.cancel_dir.mkdir(parents=True, exist_ok=True)
+    (queue.cancel_dir / name).touch()
+    return "marked"
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="python3 -m kernelevolve_harness.worker_service")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("worker")
+    w.add_argument("--queue", required=True)
+    w.add_argument("--worker-id", default=None)
+    w.add_argument("--idle-s", type=float, default=300.0)
+    w.add_argument("--poll-s", type=float, default=0.1)
+    w.add_argument("--python", default=sys.executable)
+    pl = sub.add_parser("poll")
+    pl.add_argument("--queue", required=True)
+    pl.add_argument("--ack", nargs="*", default=[])
+    rq = sub.add_parser("requeue")
+    rq.add_argument("--queue", required=True)
+    rq.add_argument("--worker", required=True)
+    c = sub.add_parser("cancel")
+    c.add_argument("--queue", required=True)
+    c.add_argument("--name", required=True)
+    s = sub.add_parser("stop")
+    s.add_argument("--queue", required=True)
+    a = p.parse_args(argv)
+    q = Queue(a.queue)
+    if a.cmd == "worker":
+        worker_id = a.worker_id or os.environ.get("SLURM_JOB_ID") or f"{socket.gethostname()}-{os.getpid()}"
+        reason = Worker(q, worker_id, a.idle_s, a.poll_s, a.python).serve()
+        print(json.dumps({"worker": worker_id, "exit": reason}), flush=True)
+        return 0
+    if a.cmd == "poll":
+        print(json.dumps(poll(q, a.ack)))
+        return 0
+    if a.cmd == "requeue":
+        print(json.dumps({"requeued": q.requeue(a.worker)}))
+        return 0
+    if a.cmd == "cancel":
+        print(json.dumps({"cancel": cancel(q, a.name)}))
+        return 0
+    if a.cmd == "stop":
+        q.root.mkdir(parents=True, exist_ok=True)
+        q.stop_file.touch()
+        print(json.dumps({"stopped": True}))
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
