@@ -37,6 +37,9 @@ export interface HostCheck {
   error?: string;
 }
 
+/** News from a host about its own machinery (scheduler jobs started, ended, requeues), for progress output. */
+export type HostLogListener = (level: 'info' | 'warn' | 'error', message: string) => void;
+
 export interface Host {
   readonly name: string;
   /** How many evaluations may run at once. */
@@ -47,6 +50,8 @@ export interface Host {
   evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<Verdict & { placement?: Placement }>;
   check(): Promise<HostCheck>;
   dispose(): Promise<void>;
+  /** Subscribes to the host's news; returns the unsubscribe. Optional: simple hosts have none. */
+  onLog?(listener: HostLogListener): () => void;
 }
 
 /** The host itself failed (unreachable, died mid-job): the job must be requeued, not judged. */
