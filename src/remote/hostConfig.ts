@@ -59,6 +59,13 @@ export interface LlmConfig {
   baseURL?: string;
   maxConcurrency?: number;
   timeoutS?: number;
+  /** Stream answers (default true); some gateways only do plain responses. */
+  stream?: boolean;
+  maxRetries?: number;
+  temperature?: number;
+  maxTokens?: number;
+  /** USD per million tokens, by model name prefix, over the built-in table (src/engine/llm/usage.ts). */
+  prices?: Record<string, { inputPerMTok: number; outputPerMTok: number }>;
 }
 
 export interface KernelEvolveConfig {

@@ -1,0 +1,212 @@
+// The universal LLM operator: one operator whose prompt adapts to the parent the selection policy chose
+// (repair, improve, draft, crossover), with retrieved knowledge and past wins. Whatever the model answers,
+// the run goes on: an unusable answer, an endpoint that is down or slow, or a repeated candidate becomes an
+// InvalidProposal that the engine counts and shows.
+import { promises as fs } from 'node:fs';
+import type { EngineEvent } from '../events';
+import type { InvalidProposal, Operator, Proposal, ProposalBatch, ProposalContext } from '../operator';
+import { languageOf, sourceHash } from '../sourceText';
+import type { LlmConfig } from '../../remote/hostConfig';
+import { parseAnswer } from './answerParser';
+import { KnowledgeBase } from './knowledgeBase';
+import { LlmClient, LlmError, type ChatMessage, type LlmClientOptions } from './llmClient';
+import { loadPastWins, type PastWin } from './pastWins';
+import { buildPrompt, chooseMode, type PromptMode } from './promptBuilder';
+import { DEFAULT_PRICES, priceOf, UsageMeter, type ModelPrice, type TokenUsage } from './usage';
+
+export interface LlmOperatorOptions {
+  /** `--model`; else `llm.model` of the config. */
+  model?: string;
+  /** The config's `llm` section (model, baseURL, maxConcurrency, timeoutS, ...). */
+  llm?: LlmConfig;
+  /** The config's `knowledge` folders (the user's own notes). */
+  knowledge?: string[];
+  /** Endpoint and key; by default OPENAI_BASE_URL (else llm.baseURL) and OPENAI_API_KEY. */
+  baseURL?: string;
+  apiKey?: string;
+  stream?: boolean;
+  timeoutS?: number;
+  maxRetries?: number;
+  maxConcurrency?: number;
+  temperature?: number;
+  maxTokens?: number;
+  retryBaseMs?: number;
+  /** The workspace whose `.kernelevolve/runs/` holds earlier runs (past wins). Default: the current directory. */
+  workspaceDir?: string;
+  /** This run's folder, left out of the past wins. */
+  runDir?: string;
+  /** Receives `usage` after every answer and `log` lines (retries, endpoint trouble). */
+  onEvent?: (event: EngineEvent) => void;
+  /** Prices per model (USD per million tokens), over the built-in table. */
+  prices?: Record<string, ModelPrice>;
+  /** A ready client (tests, or a front end that shares one). */
+  client?: LlmClient;
+  knowledgeBase?: KnowledgeBase;
+  /** Called with every prompt before it is sent (the docs' prompt printer, debugging). */
+  onPrompt?: (messages: ChatMessage[], mode: PromptMode) => void;
+}
+
+/** What this operator did in the run, for summaries. */
+export interface LlmOperatorStats {
+  calls: number;
+  proposals: number;
+  invalid: number;
+  byMode: Record<PromptMode, number>;
+  usage: TokenUsage & { calls: number };
+}
+
+export class LlmOperator implements Operator {
+  readonly name = 'llm';
+  readonly client: LlmClient;
+  private readonly kb: KnowledgeBase;
+  private readonly meter: UsageMeter;
+  private readonly prices: Record<string, ModelPrice>;
+  private readonly specTexts = new Map<string, Promise<string>>();
+  private pastWins?: Promise<PastWin[]>;
+  private readonly recentInvalid: string[] = [];
+  /** Set after the endpoint refused the key or the model: no more calls, every proposal says why. */
+  private disabledReason?: string;
+  readonly stats: LlmOperatorStats = { calls: 0, proposals: 0, invalid: 0, byMode: { draft: 0, improve: 0, repair: 0, crossover: 0 },
+    usage: { promptTokens: 0, completionTokens: 0, calls: 0 } };
+
+  constructor(private readonly options: LlmOperatorOptions = {}) {
+    this.client = options.client ?? new LlmClient(resolveClientOptions(options));
+    this.prices = { ...DEFAULT_PRICES, ...options.llm?.prices, ...options.prices };
+    this.meter = new UsageMeter(this.prices);
+    this.kb = options.knowledgeBase ?? KnowledgeBase.load(options.knowledge ?? [], {
+      onWarning: (message) => this.emit({ type: 'log', level: 'warn', message, at: Date.now() }),
+    });
+  }
+
+  get usage(): TokenUsage & { calls: number } {
+    return this.meter.totals();
+  }
+
+  async propose(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch> {
+    const mode = chooseMode(ctx.parent, ctx.other);
+    const invalid = (reason: string, raw?: string): ProposalBatch => {
+      this.stats.invalid += 1;
+      this.recentInvalid.push(reason);
+      if (this.recentInvalid.length > 5) this.recentInvalid.shift();
+      const item: InvalidProposal = { operator: this.name, reason, ...(raw === undefined ? {} : { raw: raw.slice(0, 4000) }) };
+      return { proposals: [], invalid: [item] };
+    };
+    if (this.disabledReason) return { ...invalid(this.disabledReason), exhausted: true };
+
+    const language = languageOf(ctx.spec.sourcePath);
+    const messages = buildPrompt({
+      mode,
+      spec: ctx.spec,
+      specText: await this.specText(ctx.spec.specPath),
+      language,
+      hardware: ctx.hardware,
+      baselineSource: ctx.baselineSource,
+      candidates: ctx.candidates,
+      parent: ctx.parent,
+      other: mode === 'crossover' ? ctx.other : undefined,
+      notes: this.kb.select({
+        hardware: ctx.hardware,
+        backend: ctx.spec.backend,
+        bottleneck: (ctx.parent ?? ctx.candidates[0])?.verdict?.profile?.bottleneck,
+      }),
+      pastWins: await this.loadPastWins(ctx),
+      recentInvalid: this.recentInvalid,
+      draftIndex: ctx.candidates.filter((c) => c.operator === this.name && c.mode === 'draft').length,
+    });
+    this.options.onPrompt?.(messages, mode);
+
+    let answer;
+    this.stats.calls += 1;
+    this.stats.byMode[mode] += 1;
+    try {
+      answer = await this.client.complete(messages, signal);
+    } catch (e) {
+      if (e instanceof LlmError && e.kind === 'aborted') return { proposals: [] };
+      const message = (e as Error).message;
+      if (e instanceof LlmError && e.isConfiguration) {
+        this.disabledReason = message;
+        this.emit({ type: 'log', level: 'error', message: `LLM operator stopped: ${message}`, at: Date.now() });
+        return { ...invalid(message), exhausted: true };
+      }
+      this.emit({ type: 'log', level: 'warn', message: `LLM request failed: ${message}`, at: Date.now() });
+      return invalid(`no answer from the LLM: ${message}`);
+    }
+
+    const usage = this.meter.add(pricedModel(answer.model, this.client.model, this.prices), answer.promptTokens, answer.completionTokens);
+    this.stats.usage = this.meter.totals();
+    this.emit({ type: 'usage', ...usage, at: Date.now() });
+
+    const parentSource = mode === 'draft' ? ctx.baselineSource : ctx.parent!.source;
+    const parsed = parseAnswer({ answer: answer.text, parentSource, kernel: ctx.spec.kernel, language, finishReason: answer.finishReason });
+    if (!parsed.ok) return { ...invalid(parsed.reason, answer.text), usage };
+    if (ctx.seen.has(sourceHash(parsed.source, language))) {
+      return { ...invalid('the answer repeats a candidate this run already has', answer.text), usage };
+    }
+    const parents = mode === 'draft'
+      ? (ctx.candidates[0] ? [ctx.candidates[0].id] : [])
+      : [ctx.parent!.id, ...(mode === 'crossover' && ctx.other ? [ctx.other.id] : [])];
+    const proposal: Proposal = { source: parsed.source, parents, operator: this.name, mode, rationale: parsed.rationale || undefined };
+    this.stats.proposals += 1;
+    return { proposals: [proposal], usage };
+  }
+
+  private emit(event: EngineEvent): void {
+    this.options.onEvent?.(event);
+  }
+
+  private specText(specPath: string): Promise<string> {
+    let t = this.specTexts.get(specPath);
+    if (!t) {
+      t = fs.readFile(specPath, 'utf8').catch(() => '');
+      this.specTexts.set(specPath, t);
+    }
+    return t;
+  }
+
+  private loadPastWins(ctx: ProposalContext): Promise<PastWin[]> {
+    this.pastWins ??= loadPastWins({
+      workspaceDir: this.options.workspaceDir ?? process.cwd(),
+      excludeRunDir: this.options.runDir,
+      spec: ctx.spec,
+    }).catch(() => []);
+    return this.pastWins;
+  }
+}
+
+/** The server's model name when the price table knows it (a dated snapshot, say), else the name asked for. */
+function pricedModel(answered: string, asked: string, prices: Record<string, ModelPrice>): string {
+  return answered && priceOf(answered, prices) ? answered : asked;
+}
+
+/**
+ * The CLI's precedence: --model over llm.model; OPENAI_BASE_URL (the openai client's own variable) over
+ * llm.baseURL; OPENAI_API_KEY for the key.
+ */
+export function resolveClientOptions(o: LlmOperatorOptions): LlmClientOptions {
+  const llm: LlmConfig = o.llm ?? {};
+  const model = o.model ?? llm.model;
+  if (!model) {
+    throw new LlmError('The llm operator needs a model: pass --model NAME (for example gpt-4o-mini, or the name your vLLM/Ollama server serves) or set "llm": {"model": "NAME"} in the config.', 'bad-request');
+  }
+  return {
+    model,
+    baseURL: o.baseURL ?? (process.env.OPENAI_BASE_URL ? undefined : llm.baseURL),
+    apiKey: o.apiKey,
+    stream: o.stream ?? llm.stream,
+    timeoutS: o.timeoutS ?? llm.timeoutS,
+    maxRetries: o.maxRetries ?? llm.maxRetries,
+    maxConcurrency: o.maxConcurrency ?? llm.maxConcurrency,
+    temperature: o.temperature ?? llm.temperature,
+    maxTokens: o.maxTokens ?? llm.maxTokens,
+    retryBaseMs: o.retryBaseMs,
+    onRetry: (r) => o.onEvent?.({
+      type: 'log', level: 'warn', at: Date.now(),
+      message: `LLM request attempt ${r.attempt} failed (${r.reason}); retrying in ${(r.delayMs / 1000).toFixed(1)} s`,
+    }),
+  };
+}
+
+/** The hook the CLI and the editor use: `import('../engine/llm/llmOperator')`. */
+export function createLlmOperator(options: LlmOperatorOptions = {}): LlmOperator {
+  return new LlmOperator(options);
+}
