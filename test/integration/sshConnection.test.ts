@@ -1,0 +1,236 @@
+// The SSH connection against a real OpenSSH server on 127.0.0.1: host keys (trusted, hashed, mismatched,
+// unknown), ProxyJump through ~/.ssh/config, encrypted keys, reconnection, and the host agent's process groups.
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fingerprint } from '../../src/remote/knownHosts';
+import { AGENT_FILE, AGENT_SOURCE, AgentSession } from '../../src/remote/remoteAgent';
+import { resolveSshTarget } from '../../src/remote/sshConfigFile';
+import { HostKeyError, SshAuthError, SshConnection } from '../../src/remote/sshConnection';
+import type { SshConnectionOptions } from '../../src/remote/sshConnection';
+import { HostUnavailableError } from '../../src/remote/host';
+import { fingerprintOfLine, startSshd } from '../support/sshd';
+import type { Sshd } from '../support/sshd';
+
+let sshd: Sshd;
+
+function writeConfig(name: string, body: string): string {
+  const file = path.join(sshd.dir, name);
+  fs.writeFileSync(file, body);
+  return file;
+}
+
+async function connectionTo(alias: string, configBody: string, opts: Partial<SshConnectionOptions> = {}): Promise<SshConnection> {
+  const cfg = writeConfig(`config-${alias}`, configBody);
+  const target = await resolveSshTarget(alias, {}, cfg);
+  return new SshConnection({ name: alias, target, connectAttempts: 2, backoffMs: 100, ...opts });
+}
+
+function hostBlock(alias: string, knownHosts: string, extra = ''): string {
+  return `Host ${alias}\n  HostName 127.0.0.1\n  Port ${sshd.port}\n  User ${sshd.user}\n  IdentityFile ${sshd.userKey}\n` +
+    `  UserKnownHostsFile ${knownHosts}\n  GlobalKnownHostsFile none\n  IdentityAgent none\n${extra}`;
+}
+
+function pgrep(pattern: string): string[] {
+  const r = spawnSync('pgrep', ['-f', pattern], { encoding: 'utf8' });
+  return r.stdout.split('\n').filter(Boolean);
+}
+
+beforeAll(async () => {
+  sshd = await startSshd();
+});
+afterAll(async () => {
+  await sshd?.stop();
+});
+
+describe('host keys', () => {
+  it('connects when known_hosts holds the key, and reuses the connection', async () => {
+    const conn = await connectionTo('trusted', hostBlock('trusted', sshd.knownHosts));
+    try {
+      const a = await conn.run('echo $PPID');
+      const b = await conn.run('echo $PPID');
+      expect(a.code).toBe(0);
+      // Both commands were children of the same sshd session process: one handshake, two channels.
+      expect(a.stdout.trim()).toBe(b.stdout.trim());
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it('accepts a hashed known_hosts entry', async () => {
+    const hashed = path.join(sshd.dir, 'known_hosts_hashed');
+    fs.copyFileSync(sshd.knownHosts, hashed);
+    execFileSync('ssh-keygen', ['-q', '-H', '-f', hashed], { stdio: 'ignore' });
+    expect(fs.readFileSync(hashed, 'utf8')).toMatch(/^\|1\|/);
+    const conn = await connectionTo('hashed', hostBlock('hashed', hashed));
+    try {
+      expect((await conn.run('echo ok')).stdout.trim()).toBe('ok');
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it('refuses a mismatched key, naming both fingerprints and what to do', async () => {
+    const otherKey = path.join(sshd.dir, 'other_host_key');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', otherKey]);
+    const otherLine = fs.readFileSync(`${otherKey}.pub`, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
+    const kh = path.join(sshd.dir, 'known_hosts_wrong');
+    fs.writeFileSync(kh, `[127.0.0.1]:${sshd.port} ${otherLine}\n`);
+    let asked = false;
+    const conn = await connectionTo('wrong', hostBlock('wrong', kh), { onUnknownHostKey: async () => (asked = true) });
+    const err = await conn.run('echo should-not-run').then(() => undefined, (e: Error) => e);
+    await conn.close();
+    expect(err).toBeInstanceOf(HostKeyError);
+    expect(err!.message).toContain(fingerprintOfLine(otherLine)); // what known_hosts expects
+    expect(err!.message).toContain(sshd.hostKeyFingerprint); // what the server offered
+    expect(err!.message).toContain('ssh-keygen -R');
+    expect(asked).toBe(false); // a mismatch is never put to the user
+    expect(fs.readFileSync(kh, 'utf8')).toBe(`[127.0.0.1]:${sshd.port} ${otherLine}\n`);
+  });
+
+  it('refuses an unknown key unless the callback accepts it, then records it', async () => {
+    const kh = path.join(sshd.dir, 'known_hosts_empty');
+    fs.writeFileSync(kh, '');
+    const refused = await connectionTo('unknown1', hostBlock('unknown1', kh));
+    const err = await refused.run('true').then(() => undefined, (e: Error) => e);
+    await refused.close();
+    expect(err).toBeInstanceOf(HostKeyError);
+    expect(err!.message).toContain(sshd.hostKeyFingerprint);
+    expect(err!.message).toContain('--accept-new-host-key');
+    expect(fs.readFileSync(kh, 'utf8')).toBe('');
+
+    const offered: string[] = [];
+    const accepted = await connectionTo('unknown2', hostBlock('unknown2', kh), {
+      onUnknownHostKey: async (_h, fp) => {
+        offered.push(fp);
+        return true;
+      },
+    });
+    expect((await accepted.run('echo in')).stdout.trim()).toBe('in');
+    await accepted.close();
+    expect(offered).toEqual([`ssh-ed25519 ${sshd.hostKeyFingerprint}`]);
+    const found = execFileSync('ssh-keygen', ['-F', `[127.0.0.1]:${sshd.port}`, '-f', kh], { encoding: 'utf8' });
+    expect(found).toContain(sshd.hostKeyLine.split(' ')[1]);
+
+    // Now known: no question asked.
+    const again = await connectionTo('unknown3', hostBlock('unknown3', kh), { onUnknownHostKey: async () => false });
+    expect((await again.run('echo known')).stdout.trim()).toBe('known');
+    await again.close();
+  });
+});
+
+describe('~/.ssh/config', () => {
+  it('reaches an alias through ProxyJump (a second SSH session over forwardOut)', async () => {
+    const accepted = () => (sshd.log().match(/Accepted publickey/g) ?? []).length;
+    const before = accepted();
+    const body = hostBlock('jumpbox', sshd.knownHosts) + hostBlock('behind-jump', sshd.knownHosts, '  ProxyJump jumpbox\n');
+    const conn = await connectionTo('behind-jump', body);
+    try {
+      expect((await conn.run('echo through')).stdout.trim()).toBe('through');
+      expect(accepted() - before).toBe(2); // the jump host, then the target through it
+      expect(conn.options.target.jumps.map((j) => j.alias)).toEqual(['jumpbox']);
+    } finally {
+      await conn.close();
+    }
+  });
+});
+
+describe('keys', () => {
+  it('unlocks an encrypted key through the passphrase callback, once per session', async () => {
+    const locked = await startSshd({ userKeyPassphrase: 'correct horse' });
+    try {
+      const cfg = `Host locked\n  HostName 127.0.0.1\n  Port ${locked.port}\n  User ${locked.user}\n  IdentityFile ${locked.userKey}\n` +
+        `  UserKnownHostsFile ${locked.knownHosts}\n  IdentityAgent none\n`;
+      const file = path.join(locked.dir, 'config');
+      fs.writeFileSync(file, cfg);
+      const target = await resolveSshTarget('locked', {}, file);
+      const asked: string[] = [];
+      const conn = new SshConnection({ name: 'locked', target, askPassphrase: async (f) => {
+        asked.push(f);
+        return 'correct horse';
+      } });
+      expect((await conn.run('echo unlocked')).stdout.trim()).toBe('unlocked');
+      await conn.close();
+      expect(asked).toEqual([locked.userKey]);
+
+      const wrong = new SshConnection({ name: 'locked', target, askPassphrase: async () => 'wrong' });
+      const err = await wrong.run('true').then(() => undefined, (e: Error) => e);
+      await wrong.close();
+      expect(err).toBeInstanceOf(SshAuthError);
+      expect(err!.message).toMatch(/passphrase for .*id_user is wrong/);
+    } finally {
+      await locked.stop();
+    }
+  });
+});
+
+describe('reconnection', () => {
+  it('fails in-flight work with HostUnavailableError when the server dies, then reconnects with backoff', async () => {
+    const conn = await connectionTo('flaky', hostBlock('flaky', sshd.knownHosts), { connectAttempts: 8, backoffMs: 100 });
+    try {
+      expect((await conn.run('echo first')).stdout.trim()).toBe('first');
+      const inFlight = conn.run('sleep 30; echo late', undefined, 60_000);
+      await new Promise((r) => setTimeout(r, 300));
+      sshd.crash();
+      const err = await inFlight.then(() => undefined, (e: Error) => e);
+      expect(err).toBeInstanceOf(HostUnavailableError);
+      const restarted = (async () => {
+        await new Promise((r) => setTimeout(r, 700));
+        await sshd.restart();
+      })();
+      // Tried while the server is still down: the backoff carries it over the restart.
+      expect((await conn.run('echo second')).stdout.trim()).toBe('second');
+      await restarted;
+    } finally {
+      await conn.close();
+    }
+  });
+});
+
+describe('host agent', () => {
+  it('kills the whole process group of a job on timeout, on request, and when its connection closes', async () => {
+    const conn = await connectionTo('agent', hostBlock('agent', sshd.knownHosts));
+    const work = `${sshd.dir}/agent-work`;
+    await conn.run(`mkdir -p ${work} && cat > ${work}/${AGENT_FILE}`, AGENT_SOURCE);
+    const start = async () => {
+      const agent = new AgentSession(await conn.exec(`cd ${work} && exec python3 -u ${AGENT_FILE}`), () => new Error('agent closed'));
+      await agent.ready;
+      return agent;
+    };
+    // A job that leaves a grandchild behind, as a candidate spawning a process would.
+    const hang = (marker: string) => ['/bin/sh', '-c', `sleep 3${marker} & sleep 3${marker}; wait`];
+    try {
+      const agent = await start();
+      const timedOut = await agent.run({ id: 'a', dir: 'jobs/a', files: { 'cand.cpp': 'int x;' }, argv: hang('01'), timeoutS: 1 });
+      expect(timedOut.timedOut).toBe(true);
+      expect(pgrep('^sleep 301')).toEqual([]);
+      expect(fs.existsSync(`${work}/jobs/a`)).toBe(false);
+
+      let pgid = 0;
+      const killed = agent.run({ id: 'b', dir: 'jobs/b', files: {}, argv: hang('02') }, (p) => (pgid = p));
+      await new Promise((r) => setTimeout(r, 500));
+      expect(pgid).toBeGreaterThan(0);
+      expect(pgrep('^sleep 302').length).toBe(2);
+      agent.kill('b');
+      const r = await killed;
+      expect(r.code).toBe(-9);
+      expect(pgrep('^sleep 302')).toEqual([]);
+
+      const orphaned = agent.run({ id: 'c', dir: 'jobs/c', files: {}, argv: hang('03') });
+      await new Promise((res) => setTimeout(res, 500));
+      expect(pgrep('^sleep 303').length).toBe(2);
+      agent.close();
+      await orphaned.catch(() => undefined);
+      const deadline = Date.now() + 5000;
+      while (pgrep('^sleep 303').length && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
+      expect(pgrep('^sleep 303')).toEqual([]);
+    } finally {
+      await conn.close();
+    }
+  });
+});
+
+it('fingerprints match ssh-keygen', () => {
+  expect(fingerprint(Buffer.from(sshd.hostKeyLine.split(' ')[1], 'base64'))).toBe(sshd.hostKeyFingerprint);
+});
