@@ -20,9 +20,13 @@ export type EngineEvent =
   | { type: 'candidate-evaluated'; candidate: Candidate; at: number }
   | { type: 'best-improved'; id: string; speedup: number; at: number }
   | { type: 'proposal-invalid'; invalid: InvalidProposal; at: number }
-  | { type: 'progress'; evaluated: number; budget?: number; best: number; etaS?: number; at: number }
+  | { type: 'progress'; evaluated: number; budget?: number; best: number; etaS?: number; at: number;
+      /** Budget units used (proposals, duplicates and invalid answers), evaluations in flight, and the waste. */
+      used?: number; inFlight?: number; duplicates?: number; invalid?: number }
   | { type: 'usage'; promptTokens: number; completionTokens: number; costUsd?: number; at: number }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string; at: number }
-  | { type: 'run-finished'; reason: TerminationReason; summary: RunSummary; at: number };
+  | { type: 'run-finished'; reason: TerminationReason; summary: RunSummary; at: number;
+      /** Set when reason is 'error': what failed (a host, the baseline itself, every operator) and why. */
+      error?: { kind: 'host' | 'baseline' | 'operator'; message: string } };
 
 export type EngineEventListener = (event: EngineEvent) => void;

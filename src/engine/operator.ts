@@ -46,5 +46,7 @@ export interface ProposalBatch {
 
 export interface Operator {
   readonly name: string;
+  /** The operator can turn a failed candidate into a working one, so policies may hand it failed parents. */
+  readonly repairs?: boolean;
   propose(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch>;
 }

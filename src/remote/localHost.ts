@@ -74,6 +74,8 @@ export class LocalHost implements Host {
       device = String(this.devices[this.nextDevice++ % this.devices.length]);
       env.CUDA_VISIBLE_DEVICES = device;
     }
+    // compiles run in parallel; the harness holds this lock only while timing, so timings never share a device
+    args.push('--lock', await deviceLockFile(device));
     const started = Date.now();
     try {
       const r = await runProcess(this.python, args, { env, cwd: dir, signal, timeoutS: job.timeoutS });
@@ -105,6 +107,13 @@ export class LocalHost implements Host {
   }
 
   async dispose(): Promise<void> {}
+}
+
+/** One lock per GPU, one for the CPU: shared by every KernelEvolve process on this machine. */
+async function deviceLockFile(device: string | undefined): Promise<string> {
+  const dir = path.join(os.tmpdir(), 'kernelevolve-locks');
+  await fs.mkdir(dir, { recursive: true });
+  return path.join(dir, device === undefined ? 'cpu.lock' : `gpu${device}.lock`);
 }
 
 function prependPath(dir: string, existing: string | undefined): string {

@@ -1,0 +1,279 @@
+// The run store: everything a run learned, on disk, so it can be inspected by the editor and resumed after
+// any interruption (even SIGKILL mid-evaluation). Layout of `.kernelevolve/runs/<runId>/` (docs/engine.md):
+//   run.json                 the run: spec, options, status, best, counters, hosts
+//   candidates/<id>.<ext>    each candidate's whole source
+//   candidates/<id>.json     its metadata (Candidate without the source) and verdict
+//   verdicts.jsonl           one line per judged candidate, appended; the authority on what was judged
+//   invalid.jsonl            proposals that could not become candidates (duplicates, garbage, operator errors)
+// Writes are synchronous: an event is on disk before the engine goes on, and a verdict line is appended
+// before anything else reflects it, so a killed run loses at most the evaluation that was running.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Candidate } from './candidate';
+import type { EngineEvent, EngineEventListener, TerminationReason } from './events';
+import type { InvalidProposal } from './operator';
+import type { KernelSpec } from './spec';
+import type { Verdict } from './verdict';
+
+export const RUN_FORMAT = 1;
+
+export interface RunCounters {
+  /** Budget units used: every proposal (new, duplicate) and every invalid answer. */
+  used: number;
+  evaluated: number;
+  duplicates: number;
+  invalid: number;
+}
+
+export interface RunRecord {
+  format: number;
+  runId: string;
+  createdAt: string;
+  updatedAt: string;
+  status: 'running' | 'finished' | 'stopped' | 'error';
+  reason?: TerminationReason;
+  error?: { kind: string; message: string };
+  spec: KernelSpec;
+  /** The options the run was started with (the CLI's flags); a resume reuses them. */
+  options: Record<string, unknown>;
+  hosts: Array<{ name: string; slots: number; hardware?: string }>;
+  best?: { id: string; speedup: number; operator: string; status: string };
+  baseline?: { status: string; speedup?: number; reason: string };
+  counters: RunCounters;
+}
+
+export interface LoadedRun {
+  store: RunStore;
+  record: RunRecord;
+  /** Candidates in id order, with every verdict from verdicts.jsonl applied; unjudged ones are 'queued'. */
+  candidates: Candidate[];
+  invalid: InvalidProposal[];
+}
+
+export class RunStoreError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RunStoreError';
+  }
+}
+
+function writeAtomic(file: string, text: string): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, text);
+  fs.renameSync(tmp, file);
+}
+
+function readJsonLines<T>(file: string): T[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const out: T[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      out.push(JSON.parse(line) as T);
+    } catch {
+      // a line cut short by a kill: the evaluation it describes will simply be run again
+    }
+  }
+  return out;
+}
+
+/** `20261130-091502-matmul`: sortable, readable, unique within the runs folder. */
+export function newRunId(kernel: string, root: string, at = new Date()): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const stamp = `${at.getFullYear()}${pad(at.getMonth() + 1)}${pad(at.getDate())}-${pad(at.getHours())}${pad(at.getMinutes())}${pad(at.getSeconds())}`;
+  const base = `${stamp}-${kernel.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40)}`;
+  let id = base;
+  for (let n = 2; fs.existsSync(path.join(root, id)); n++) id = `${base}-${n}`;
+  return id;
+}
+
+export class RunStore {
+  private record: RunRecord;
+  private readonly ext: string;
+  private readonly known = new Map<string, Candidate>();
+
+  private constructor(readonly runDir: string, record: RunRecord) {
+    this.record = record;
+    this.ext = path.extname(record.spec.sourcePath) || '.txt';
+  }
+
+  get runId(): string {
+    return this.record.runId;
+  }
+
+  get candidatesDir(): string {
+    return path.join(this.runDir, 'candidates');
+  }
+
+  /** Starts a new run in `out`, or in `<workspace>/.kernelevolve/runs/<runId>/`. */
+  static create(args: { spec: KernelSpec; options: Record<string, unknown>; hosts: RunRecord['hosts']; workspace?: string; out?: string; now?: Date }): RunStore {
+    let runDir: string;
+    if (args.out) {
+      runDir = path.resolve(args.out);
+      if (fs.existsSync(path.join(runDir, 'run.json'))) {
+        throw new RunStoreError(`${runDir} already holds a run; continue it with --resume ${runDir}, or pick another --out.`);
+      }
+    } else {
+      const root = path.join(path.resolve(args.workspace ?? process.cwd()), '.kernelevolve', 'runs');
+      fs.mkdirSync(root, { recursive: true });
+      runDir = path.join(root, newRunId(args.spec.kernel, root, args.now));
+    }
+    fs.mkdirSync(path.join(runDir, 'candidates'), { recursive: true });
+    const now = (args.now ?? new Date()).toISOString();
+    const store = new RunStore(runDir, {
+      format: RUN_FORMAT,
+      runId: path.basename(runDir),
+      createdAt: now,
+      updatedAt: now,
+      status: 'running',
+      spec: args.spec,
+      options: args.options,
+      hosts: args.hosts,
+      counters: { used: 0, evaluated: 0, duplicates: 0, invalid: 0 },
+    });
+    store.writeRecord();
+    return store;
+  }
+
+  /** Opens a run for resuming or reading. Throws RunStoreError with a sentence when the folder is not a run. */
+  static load(runDir: string): LoadedRun {
+    const dir = path.resolve(runDir);
+    let record: RunRecord;
+    try {
+      record = JSON.parse(fs.readFileSync(path.join(dir, 'run.json'), 'utf8')) as RunRecord;
+    } catch {
+      throw new RunStoreError(`${dir} is not a KernelEvolve run (no readable run.json); pass the folder printed as runDir when the run started.`);
+    }
+    if (record.format !== RUN_FORMAT) {
+      throw new RunStoreError(`${dir} was written in run format ${record.format}; this KernelEvolve reads format ${RUN_FORMAT}.`);
+    }
+    const store = new RunStore(dir, record);
+    const candidates: Candidate[] = [];
+    let files: string[] = [];
+    try {
+      files = fs.readdirSync(store.candidatesDir).filter((f) => /^c\d+\.json$/.test(f)).sort();
+    } catch {
+      // no candidates yet
+    }
+    for (const f of files) {
+      let meta: Candidate & { sourceFile?: string };
+      try {
+        meta = JSON.parse(fs.readFileSync(path.join(store.candidatesDir, f), 'utf8')) as Candidate & { sourceFile?: string };
+      } catch {
+        continue; // cut short by a kill before its source was complete: it was never evaluated
+      }
+      let source: string;
+      try {
+        source = fs.readFileSync(path.join(store.candidatesDir, meta.sourceFile ?? `${meta.id}${store.ext}`), 'utf8');
+      } catch {
+        continue;
+      }
+      const { sourceFile: _ignored, ...rest } = meta;
+      candidates.push({ ...rest, source });
+    }
+    const byId = new Map(candidates.map((c) => [c.id, c]));
+    for (const line of readJsonLines<{ id: string; verdict: Verdict; placement?: Candidate['placement']; finishedAt?: number }>(path.join(dir, 'verdicts.jsonl'))) {
+      const c = byId.get(line.id);
+      if (!c) continue;
+      c.verdict = line.verdict;
+      if (line.placement) c.placement = line.placement;
+      if (line.finishedAt) c.timings.finishedAt = line.finishedAt;
+    }
+    for (const c of candidates) {
+      c.state = c.verdict ? 'done' : 'queued';
+      store.known.set(c.id, c);
+    }
+    const invalid = readJsonLines<InvalidProposal>(path.join(dir, 'invalid.jsonl'));
+    return { store, record, candidates, invalid };
+  }
+
+  get current(): RunRecord {
+    return this.record;
+  }
+
+  update(patch: Partial<RunRecord>): void {
+    this.record = { ...this.record, ...patch };
+    this.writeRecord();
+  }
+
+  private writeRecord(): void {
+    this.record.updatedAt = new Date().toISOString();
+    writeAtomic(path.join(this.runDir, 'run.json'), JSON.stringify(this.record, null, 2) + '\n');
+  }
+
+  sourcePath(id: string): string {
+    return path.join(this.candidatesDir, `${id}${this.ext}`);
+  }
+
+  saveCandidate(c: Candidate): void {
+    this.known.set(c.id, c);
+    const src = this.sourcePath(c.id);
+    if (!fs.existsSync(src)) writeAtomic(src, c.source);
+    const { source: _omit, ...meta } = c;
+    writeAtomic(path.join(this.candidatesDir, `${c.id}.json`), JSON.stringify({ ...meta, sourceFile: path.basename(src) }, null, 2) + '\n');
+  }
+
+  recordVerdict(c: Candidate): void {
+    fs.appendFileSync(path.join(this.runDir, 'verdicts.jsonl'),
+      JSON.stringify({ id: c.id, verdict: c.verdict, placement: c.placement, finishedAt: c.timings.finishedAt }) + '\n');
+    this.saveCandidate(c);
+  }
+
+  recordInvalid(inv: InvalidProposal): void {
+    fs.appendFileSync(path.join(this.runDir, 'invalid.jsonl'), JSON.stringify(inv) + '\n');
+  }
+
+  /** Persists what the engine reports; pass it to the engine's `on()`. */
+  readonly listener: EngineEventListener = (e: EngineEvent) => {
+    switch (e.type) {
+      case 'candidate-proposed':
+        this.saveCandidate(e.candidate);
+        break;
+      case 'candidate-started': {
+        const c = this.known.get(e.id);
+        if (c) this.saveCandidate(c);
+        break;
+      }
+      case 'candidate-evaluated':
+        this.recordVerdict(e.candidate);
+        break;
+      case 'proposal-invalid':
+        this.recordInvalid(e.invalid);
+        break;
+      case 'best-improved':
+        break;
+      case 'progress':
+        this.update({
+          counters: {
+            used: e.used ?? this.record.counters.used,
+            evaluated: e.evaluated,
+            duplicates: e.duplicates ?? this.record.counters.duplicates,
+            invalid: e.invalid ?? this.record.counters.invalid,
+          },
+        });
+        break;
+      case 'run-started':
+        this.update({ status: 'running', reason: undefined, error: undefined });
+        break;
+      case 'run-finished': {
+        const status = e.reason === 'stopped' ? 'stopped' : e.reason === 'error' ? 'error' : 'finished';
+        const b = e.summary.baseline;
+        this.update({
+          status,
+          reason: e.reason,
+          error: e.error,
+          best: e.summary.best,
+          baseline: b ? { status: b.status, speedup: b.speedup, reason: b.reason } : undefined,
+        });
+        break;
+      }
+      default:
+        break;
+    }
+  };
+}

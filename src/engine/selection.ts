@@ -1,0 +1,125 @@
+// Selection policies: which candidate an operator expands next. The engine drafts first (no parent), then
+// asks the policy for a parent for every refinement; a policy never returns a candidate the operator has
+// already exhausted.
+import type { Candidate } from './candidate';
+import { fitness } from './verdict';
+
+export interface SelectionView {
+  /** Every candidate so far, baseline first. */
+  readonly candidates: readonly Candidate[];
+  /** True when `operator` said it has nothing new to offer from `id`. */
+  isExhausted(operator: string, id: string): boolean;
+  /** How many times `id` was handed to an operator as the parent. */
+  expansions(id: string): number;
+}
+
+export interface SelectionRequest {
+  operator: string;
+  /** The operator can repair a failed candidate (an LLM can, the tuner cannot). */
+  repairs?: boolean;
+}
+
+export interface SelectionPolicy {
+  readonly name: string;
+  select(view: SelectionView, request: SelectionRequest): Candidate | undefined;
+}
+
+function eligible(view: SelectionView, req: SelectionRequest, includeFailed = false): Candidate[] {
+  return view.candidates.filter((c) =>
+    c.state === 'done'
+    && !view.isExhausted(req.operator, c.id)
+    && (fitness(c.verdict) > 0 || (includeFailed && !!req.repairs && c.operator !== 'baseline' && c.verdict?.status !== 'static_rejected')));
+}
+
+/** Always expand the best correct candidate not yet exhausted (ties: the earlier one). */
+export class GreedyPolicy implements SelectionPolicy {
+  readonly name = 'greedy';
+  select(view: SelectionView, req: SelectionRequest): Candidate | undefined {
+    let best: Candidate | undefined;
+    for (const c of eligible(view, req)) if (!best || fitness(c.verdict) > fitness(best.verdict)) best = c;
+    return best;
+  }
+}
+
+/**
+ * UCB over the tree's nodes: value = a node's fitness relative to the run's best (0 for a failed node, which
+ * only repairing operators may pick), plus an exploration bonus that shrinks as the node is expanded.
+ */
+export class UcbPolicy implements SelectionPolicy {
+  readonly name = 'ucb';
+  constructor(private readonly exploration = 0.5) {}
+
+  select(view: SelectionView, req: SelectionRequest): Candidate | undefined {
+    const pool = eligible(view, req, true);
+    if (!pool.length) return undefined;
+    const bestF = Math.max(...view.candidates.map((c) => fitness(c.verdict)), 1e-9);
+    const total = pool.reduce((n, c) => n + view.expansions(c.id), 0);
+    let choice: Candidate | undefined;
+    let score = -Infinity;
+    for (const c of pool) {
+      const failedPenalty = fitness(c.verdict) > 0 ? 0 : 0.25;
+      const s = fitness(c.verdict) / bestF - failedPenalty
+        + this.exploration * Math.sqrt(Math.log(total + 2) / (1 + view.expansions(c.id)));
+      if (s > score) {
+        score = s;
+        choice = c;
+      }
+    }
+    return choice;
+  }
+}
+
+/**
+ * Islands: each draft starts an island (the baseline is island 0); the policy visits islands in turn and
+ * expands the best of the island, so one early winner does not starve the other structures.
+ */
+export class IslandPolicy implements SelectionPolicy {
+  readonly name = 'islands';
+  private turn = 0;
+  constructor(private readonly islands = 4) {}
+
+  select(view: SelectionView, req: SelectionRequest): Candidate | undefined {
+    const pool = eligible(view, req);
+    if (!pool.length) return undefined;
+    const byId = new Map(view.candidates.map((c) => [c.id, c]));
+    // every draft (a fresh LLM draft, a tuner probe) starts an island; descendants stay on it
+    const rootOf = (c: Candidate): Candidate => {
+      let node = c;
+      while (node.parents.length && node.mode !== 'draft') {
+        const p = byId.get(node.parents[0]);
+        if (!p) break;
+        node = p;
+      }
+      return node;
+    };
+    const roots = [...new Set(view.candidates.filter((c) => c.mode === 'draft').map((c) => c.id))];
+    const island = (c: Candidate) => {
+      const r = rootOf(c);
+      const i = r.mode === 'draft' ? roots.indexOf(r.id) + 1 : 0;
+      return i % this.islands;
+    };
+    for (let tries = 0; tries < this.islands; tries++) {
+      const want = this.turn++ % this.islands;
+      let best: Candidate | undefined;
+      for (const c of pool) if (island(c) === want && (!best || fitness(c.verdict) > fitness(best.verdict))) best = c;
+      if (best) return best;
+    }
+    return new GreedyPolicy().select(view, req);
+  }
+}
+
+export const POLICIES = ['greedy', 'ucb', 'islands'] as const;
+export type PolicyName = (typeof POLICIES)[number];
+
+export function createPolicy(name: string): SelectionPolicy {
+  switch (name) {
+    case 'greedy':
+      return new GreedyPolicy();
+    case 'ucb':
+      return new UcbPolicy();
+    case 'islands':
+      return new IslandPolicy();
+    default:
+      throw new Error(`Unknown selection policy "${name}"; use one of ${POLICIES.join(', ')}.`);
+  }
+}
