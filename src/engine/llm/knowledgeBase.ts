@@ -176,7 +176,9 @@ export class KnowledgeBase {
         score += 1;
         reasons.push('general');
       } else {
-        const rank = folders.findIndex((f) => n.folder === f || n.folder.startsWith(f + '/'));
+        // A generation folder (nvidia/ampere) is not taken for its vendor's (nvidia): it must match itself.
+        const family = FAMILIES.some((f) => f.folder === n.folder || n.folder.startsWith(f.folder + '/'));
+        const rank = folders.findIndex((f) => n.folder === f || (n.folder.startsWith(f + '/') && (!family || f.includes('/'))));
         if (rank < 0) continue;
         score += Math.max(1, 4 - rank);
         reasons.push(`hardware folder ${n.folder}`);
