@@ -1,0 +1,4 @@
+// y[i] = a * x[i]: the baseline kernel of the SSH tests' small spec.
+extern "C" void scale(const float* x, float* y, int n, float a) {
+  for (int i = 0; i < n; ++i) y[i] = a * x[i];
+}
