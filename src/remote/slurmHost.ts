@@ -291,6 +291,13 @@ export class SlurmHost implements Host {
     for (const [worker, beat] of Object.entries(state.workers)) {
       const job = p.pool.get(beat.job_id || worker);
       if (!job || job.ended) continue;
+      if (!job.heartbeatSeen && beat.state !== 'exited') {
+        // The worker's first heartbeat says the job runs, sooner than squeue's next look would.
+        const previous = job.state;
+        job.state = 'RUNNING';
+        job.node = beat.node || job.node;
+        this.onJobChange(job, previous);
+      }
       job.heartbeatSeen = true;
       if (beat.node) job.node = beat.node;
       if (beat.state === 'exited') {
