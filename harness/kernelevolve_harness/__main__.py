@@ -1,0 +1,125 @@
+"""`python3 -m kernelevolve_harness evaluate|inspect|version` (the contract in DESIGN.md)."""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import sys
+from typing import Any, Dict, List, Optional
+
+# The judge's numpy needs no BLAS threads; set before numpy is imported anywhere in this process.
+for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+from .spec import SpecError  # noqa: E402
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def content_version() -> str:
+    """A hash of the package's files: hosts keep one uploaded copy per version."""
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(PACKAGE_DIR):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                h.update(os.path.relpath(path, PACKAGE_DIR).encode())
+                with open(path, "rb") as f:
+                    h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def _clean(x: Any) -> Any:
+    """JSON without NaN/Infinity (which JSON.parse rejects)."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if hasattr(x, "item"):
+        return _clean(x.item())
+    return x
+
+
+def summary(v: Dict[str, Any]) -> str:
+    lines = [v["status"] + (f"  {v['speedup']:.2f}x (geometric mean over shapes)" if v.get("speedup") else ""),
+             f"  {v['reason']}"]
+    for s in v.get("shapes") or []:
+        shape = " ".join(f"{k}={x}" for k, x in s["shape"].items())
+        lines.append(f"  {shape:<36} baseline {s['baseline_ms']:.4f} ms  candidate {s['candidate_ms']:.4f} ms  "
+                     f"{s['speedup']:.2f}x")
+    for key in ("compile", "profile"):
+        facts = {k: x for k, x in (v.get(key) or {}).items() if not isinstance(x, (dict, list))}
+        if facts:
+            lines.append(f"  {key}: " + " ".join(f"{k}={x}" for k, x in facts.items()))
+    if v["status"] != "ok" and v.get("log"):
+        lines.append("  log (tail):")
+        lines.extend("    " + l for l in v["log"].strip().splitlines()[-15:])
+    return "\n".join(lines)
+
+
+def cmd_evaluate(a: argparse.Namespace) -> int:
+    from .judge import Options, evaluate
+    opts = Options(spec=a.spec, candidate=a.candidate, baseline=a.baseline, profile=a.profile, lock=a.lock,
+                   timeout_scale=a.timeout_scale)
+    verdict = _clean(evaluate(opts))
+    if a.json:
+        sys.stdout.write(json.dumps(verdict) + "\n")
+    else:
+        sys.stdout.write(summary(verdict) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def cmd_inspect(a: argparse.Namespace) -> int:
+    from .spec import import_spec, read_header, validate
+    header = read_header(a.spec)
+    info = validate(import_spec(a.spec), a.spec)
+    out = {"backend": header.backend, "source": header.source, "kernel": header.kernel, "shapes": info.shapes,
+           "outputs": info.outputs, "inplace": info.inplace, "tolerance": info.tolerance,
+           "has_reference": info.has_reference, "flops": info.flops, "bytes": info.bytes}
+    if a.json:
+        print(json.dumps(_clean(out)))
+    else:
+        for k, v in out.items():
+            print(f"{k}: {v}")
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="python3 -m kernelevolve_harness",
+                                description="Judges a candidate kernel against its baseline.")
+    sub = p.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("evaluate", help="judge one candidate and print a verdict")
+    e.add_argument("--spec", required=True)
+    e.add_argument("--candidate", required=True)
+    e.add_argument("--baseline", help="baseline source (default: the spec's SOURCE)")
+    e.add_argument("--profile", action="store_true")
+    e.add_argument("--json", action="store_true", help="print the verdict as one JSON line")
+    e.add_argument("--lock", help="a file to flock while timing, shared by evaluations on one device")
+    e.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every stage timeout by this")
+    i = sub.add_parser("inspect", help="print a spec's backend, source, kernel and shapes")
+    i.add_argument("--spec", required=True)
+    i.add_argument("--json", action="store_true")
+    sub.add_parser("version", help="print the harness's content hash")
+    a = p.parse_args(argv)
+    try:
+        if a.command == "evaluate":
+            if not os.path.isfile(a.candidate):
+                raise SpecError(f"Cannot read the candidate {a.candidate}; check the path given to --candidate.")
+            return cmd_evaluate(a)
+        if a.command == "inspect":
+            return cmd_inspect(a)
+        print(content_version())
+        return 0
+    except SpecError as e:
+        sys.stderr.write(f"kernelevolve_harness: {e}\n")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,513 @@
+"""The worker: the only process that runs kernel code. Started by the judge as
+`python3 -m kernelevolve_harness._worker READ_FD WRITE_FD` in its own process group, with stdout and stderr
+going to a log file. Every message it sends carries the run's nonce, which arrives over the private channel.
+
+Two modes: `reference` (a clean process that never sees the candidate: it validates the spec and serves
+expected outputs for (shape, seed, scale) on request) and `candidate` (runs the candidate's correctness calls
+and the interleaved timing against the baseline, sending the raw evidence; the judge decides).
+"""
+from __future__ import annotations
+
+import math
+import os
+import random
+import sys
+import time
+import traceback
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import arrays as A
+from .backends import get_backend
+from .protocol import Channel
+from .spec import SpecError, import_spec, validate
+
+_perf_counter = time.perf_counter  # captured before any kernel code is loaded
+
+
+class Worker:
+    def __init__(self, chan: Channel, config: Dict[str, Any]) -> None:
+        self.chan = chan
+        self.cfg = config
+        self.nonce = config["nonce"]
+        self.backend = get_backend(config["backend"])
+        self.spec: Any = None
+        self.shapes: List[Dict[str, Any]] = []
+        self.outputs: List[int] = list(config.get("outputs") or [])
+        self.inplace: List[int] = list(config.get("inplace") or [])
+        self.canary = bytes.fromhex(config["canary"]) if config.get("canary") else os.urandom(A.BAND)
+
+    # --- messages -----------------------------------------------------------------------------------
+    def send(self, kind: str, blobs: Optional[List[bytes]] = None, **fields: Any) -> None:
+        self.chan.send(dict(fields, type=kind, nonce=self.nonce), blobs)
+
+    def recv(self) -> Dict[str, Any]:
+        header, _ = self.chan.recv(None)
+        return header
+
+    # --- spec helpers ---------------------------------------------------------------------------------
+    def load_spec(self) -> None:
+        self.spec = import_spec(self.cfg["spec"])
+        self.shapes = list(self.spec.SHAPES)
+
+    def make_inputs(self, shape_index: int, seed: int, factor: float) -> List[Any]:
+        args = self.spec.inputs(dict(self.shapes[shape_index]), seed)
+        args = list(args) if isinstance(args, (tuple, list)) else [args]
+        if factor != 1.0:
+            for j, a in enumerate(args):
+                if A.is_array(a) and A.is_float(a) and j not in self.outputs:
+                    A.scale(a, factor)
+        return args
+
+    def result_outputs(self, result: Any, args: List[Any]) -> List[Any]:
+        outs = A.as_output_list(result)
+        if not outs:
+            outs = [args[j] for j in self.outputs + self.inplace if j < len(args)]
+        return outs
+
+    def pack_outputs(self, outs: List[Any]) -> Tuple[List[bytes], List[str]]:
+        blobs, dtypes = [], []
+        for o in outs:
+            if A.is_array(o):
+                a, name = A.host_numpy(o)
+            else:
+                a = np.asarray(o)
+                name = str(a.dtype)
+            if a.dtype == object:
+                raise TypeError(f"launch returned {type(o).__name__}, which is not an array or a number")
+            blobs.append(A.to_npy(np.array(a, copy=True)))
+            dtypes.append(name)
+        return blobs, dtypes
+
+    def arg_digests(self, args: List[Any]) -> List[Optional[str]]:
+        return [A.digest(a) if A.is_array(a) else None for a in args]
+
+
+# --------------------------------------------------------------------------------------------------------
+class ReferenceWorker(Worker):
+    def run(self) -> None:
+        try:
+            self.load_spec()
+            info = validate(self.spec, self.cfg["spec"])
+        except SpecError as e:
+            self.send("spec_error", message=str(e))
+            return
+        self.outputs = list(info.outputs or [])
+        self.inplace = list(info.inplace)
+        try:
+            kb = self.backend.load(self.cfg["baseline_artifact"], info.kernel)
+        except Exception as e:
+            self.send("spec_error", message=f"The baseline cannot be loaded: {type(e).__name__}: {e}.")
+            return
+        self.kb = kb
+        try:
+            self.probe(info)
+        except SpecError as e:
+            self.send("spec_error", message=str(e))
+            return
+        self.send("ready", info=info.to_json(), outputs=self.outputs, inplace=self.inplace)
+        while True:
+            req = self.recv()
+            if req.get("type") != "ref":
+                return
+            try:
+                self.serve(req)
+            except Exception as e:
+                self.send("spec_error", message=(
+                    f"The reference failed on shape {self.shapes[req['shape']]} (seed {req['seed']}): "
+                    f"{type(e).__name__}: {e}. Fix the spec or the baseline."))
+                return
+
+    def probe(self, info: Any) -> None:
+        """Runs the baseline once: infers OUTPUTS when the spec does not give them, and checks that the baseline
+        leaves every other argument unchanged (else the spec must declare it in INPLACE)."""
+        where = os.path.basename(self.cfg["spec"])
+        try:
+            args = self.make_inputs(0, 12345, 1.0)
+        except Exception as e:
+            raise SpecError(f"{where}: inputs({self.shapes[0]}, seed) failed: {type(e).__name__}: {e}.")
+        if not any(A.is_array(a) for a in args):
+            raise SpecError(f"{where}: inputs() returned no arrays; it must return the kernel's arguments as a tuple.")
+        before = self.arg_digests(args)
+        try:
+            result = self.spec.launch(self.kb, *args)
+            self.backend.synchronize()
+        except Exception as e:
+            raise SpecError(f"{where}: launch() with the baseline failed: {type(e).__name__}: {e}.")
+        outs = A.as_output_list(result)
+        if info.outputs is None:
+            self.outputs = [j for j, a in enumerate(args) if A.is_array(a) and j not in self.inplace
+                            and any(A.is_array(o) and A.same_storage(a, o) for o in outs)]
+        if not outs and not self.outputs and not self.inplace:
+            raise SpecError(f"{where}: launch() returns nothing and the spec declares no OUTPUTS; "
+                            f"return the output array(s) from launch, or set OUTPUTS = [index, ...].")
+        after = self.arg_digests(args)
+        for j, (b, a) in enumerate(zip(before, after)):
+            if b is not None and b != a and j not in self.outputs and j not in self.inplace:
+                raise SpecError(f"{where}: the baseline changes argument {j}, which is not in OUTPUTS or INPLACE; "
+                                f"add {j} to OUTPUTS (written only) or INPLACE (read and written).")
+
+    def serve(self, req: Dict[str, Any]) -> None:
+        i, seed, factor = req["shape"], req["seed"], req["factor"]
+        args = self.make_inputs(i, seed, factor)
+        digests = self.arg_digests(args)
+        if self.spec_has_reference():
+            result = self.spec.reference(*[A.clone(a) if A.is_array(a) else a for a in args])
+            outs = A.as_output_list(result)
+        else:
+            for j in self.outputs:
+                A.poison(args[j])
+            result = self.spec.launch(self.kb, *args)
+            self.backend.synchronize()
+            outs = self.result_outputs(result, args)
+        blobs, dtypes = self.pack_outputs(outs)
+        self.send("ref", blobs, key=req["key"], digests=digests, dtypes=dtypes)
+
+    def spec_has_reference(self) -> bool:
+        return callable(getattr(self.spec, "reference", None))
+
+
+# --------------------------------------------------------------------------------------------------------
+class CandidateWorker(Worker):
+    def run(self) -> None:
+        stage = "load"
+        try:
+            self.load_spec()
+            kernel = self.cfg["kernel"]
+            self.kb = self.backend.load(self.cfg["baseline_artifact"], kernel)
+            self.threads0 = self.thread_count()
+            try:
+                self.kc = self.backend.load(self.cfg["candidate_artifact"], kernel)
+            except Exception as e:
+                self.send("error", stage="load", message=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-3000:])
+                return
+            self.send("loaded")
+            stage = "correctness"
+            self.correctness()
+            self.send("correct_done", compile=self.backend.runtime_stats(self.kc, kernel))
+            cmd = self.recv()
+            if cmd.get("type") != "time":
+                return
+            stage = "timing"
+            self.rng = random.Random(cmd["secret"])
+            self.pool_seeds = cmd["pool_seeds"]
+            for i in range(len(self.shapes)):
+                self.time_shape(i, cmd)
+            self.send("final")
+        except Exception as e:
+            self.send("error", stage=stage, message=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-3000:])
+
+    # --- dynamic process checks (CPU kernels: no thread or child may outlive a call) ----------------------
+    def thread_count(self) -> int:
+        try:
+            return len(os.listdir("/proc/self/task"))
+        except OSError:
+            return -1
+
+    def children(self) -> int:
+        n = 0
+        try:
+            for t in os.listdir("/proc/self/task"):
+                with open(f"/proc/self/task/{t}/children") as f:
+                    n += len(f.read().split())
+        except OSError:
+            pass
+        return n
+
+    def leftovers(self) -> Optional[str]:
+        if self.backend.gpu:
+            return None
+        if self.children():
+            return "the candidate left a child process running"
+        if self.threads0 >= 0 and self.thread_count() > self.threads0:
+            return "the candidate left a thread running after it returned"
+        return None
+
+    # --- one guarded call ----------------------------------------------------------------------------
+    def guarded_args(self, args: List[Any]) -> Tuple[List[Any], List[Optional[A.Guard]]]:
+        out, guards = [], []
+        for a in args:
+            if A.is_array(a):
+                g, guard = A.guarded_copy(a, self.canary)
+                out.append(g)
+                guards.append(guard)
+            else:
+                out.append(a)
+                guards.append(None)
+        return out, guards
+
+    def guard_damage(self, guards: List[Optional[A.Guard]]) -> Optional[str]:
+        for j, g in enumerate(guards):
+            if g is not None:
+                where = g.damage()
+                if where:
+                    return f"wrote {where} of argument {j}"
+        return None
+
+    def correctness(self) -> None:
+        for i in range(len(self.shapes)):
+            for seed in self.cfg["seeds"]:
+                for rep in (0, 1):  # the second run checks determinism
+                    args = self.make_inputs(i, seed, 1.0)
+                    gargs, guards = self.guarded_args(args)
+                    for j in self.outputs:
+                        A.poison(gargs[j])
+                    self.send("calling", shape=i, seed=seed, rep=rep)
+                    result = self.spec.launch(self.kc, *gargs)
+                    self.backend.synchronize()
+                    outs = self.result_outputs(result, gargs)
+                    blobs, dtypes = self.pack_outputs(outs)
+                    self.send("call", blobs, phase="correct", shape=i, seed=seed, factor=1.0, rep=rep,
+                              guard=self.guard_damage(guards), leftovers=self.leftovers(),
+                              digests=self.arg_digests(gargs), dtypes=dtypes)
+
+    # --- timing ------------------------------------------------------------------------------------
+    def time_shape(self, i: int, cmd: Dict[str, Any]) -> None:
+        pool_seeds = self.pool_seeds[i]
+        pool = [self.make_inputs(i, s, 1.0) for s in pool_seeds]
+        timer = GpuTimer(self) if self.backend.gpu else CpuTimer(self)
+        kernels = {"baseline": self.kb, "candidate": self.kc}
+        sets: Dict[str, List[Tuple[List[Any], List[Optional[A.Guard]]]]] = {}
+        plan: Dict[str, List[Tuple[int, float]]] = {}
+        set_bytes = sum(A.nbytes(a) for a in pool[0] if A.is_array(a))
+        cap = max(1, min(cmd.get("max_batch", 64), int(cmd.get("batch_bytes", 64 << 20) // max(1, set_bytes))))
+        per_call: Dict[str, float] = {}
+        for name, k in kernels.items():
+            sets[name] = [self.guarded_args(pool[0])]
+            plan[name] = [(0, 1.0)]
+            self.refill(sets[name][0][0], pool, 0, 1.0)
+            per_call[name] = timer.single(k, sets[name][0][0])  # warm-up and calibration
+            self.refill(sets[name][0][0], pool, 0, 1.0)
+            per_call[name] = min(per_call[name], timer.single(k, sets[name][0][0]))
+        batch = {name: timer.batch_size(per_call[name], cap) for name in kernels}
+        for name in kernels:
+            while len(sets[name]) < batch[name]:
+                sets[name].append(self.guarded_args(pool[0]))
+            plan[name] = [(0, 1.0)] * batch[name]
+        samples: Dict[str, List[float]] = {"baseline": [], "candidate": []}
+        verify: List[Dict[str, Any]] = []
+        verify_blobs: List[bytes] = []
+        rounds = 0
+        last_results: List[Any] = []
+        budget = cmd["budget_s"]
+        spent = 0.0
+        order = ["baseline", "candidate"]
+        while True:
+            for name in order:
+                k = kernels[name]
+                for j, (gargs, _) in enumerate(sets[name]):
+                    p = self.rng.randrange(len(pool))
+                    f = self.rng.uniform(0.5, 2.0)
+                    plan[name][j] = (p, f)
+                    self.refill(gargs, pool, p, f)
+                t = timer.sample(k, [s[0] for s in sets[name]])
+                if name == "candidate":
+                    last_results = timer.results
+                samples[name].append(t)
+                spent += t * len(sets[name]) / 1000.0
+                for j, (gargs, guards) in enumerate(sets[name]):
+                    damage = self.guard_damage(guards)
+                    if damage:
+                        self.send("call", phase="timing", shape=i, guard=damage, leftovers=None, digests=[],
+                                  dtypes=[], seed=None, factor=None, rep=0)
+                        raise StopTiming()
+                left = self.leftovers() if name == "candidate" else None
+                if left:
+                    self.send("call", phase="timing", shape=i, guard=None, leftovers=left, digests=[], dtypes=[],
+                              seed=None, factor=None, rep=0)
+                    raise StopTiming()
+                # Keep a few candidate outputs from random samples (reservoir) for the judge to check.
+                if name == "candidate" and rounds >= 1 and self.rng.random() < 2.0 / rounds:
+                    j = self.rng.randrange(len(sets[name]))
+                    self.keep(verify, verify_blobs, i, sets[name][j][0], timer.results[j], plan[name][j], "timed")
+            rounds += 1
+            order.reverse()  # ABBA...: each kernel follows the other equally often
+            if rounds >= cmd["max_samples"] or (rounds >= cmd["min_samples"] and spent >= budget):
+                break
+        # The last timed sample of the candidate: every buffer set's output is checked (up to 8).
+        last = list(range(len(sets["candidate"])))
+        self.rng.shuffle(last)
+        for j in last[:8]:
+            self.keep(verify, verify_blobs, i, sets["candidate"][j][0], last_results[j], plan["candidate"][j],
+                      "last timed")
+        # Fresh inputs (a seed never seen) in the SAME buffers: caching by pointer or by call count shows here.
+        gargs, guards = sets["candidate"][0]
+        fresh = self.make_inputs(i, cmd["fresh_seeds"][i], 1.0)
+        for j, a in enumerate(fresh):
+            if A.is_array(a):
+                A.copy_into(gargs[j], a)
+        for j in self.outputs:
+            A.poison(gargs[j])
+        result = self.spec.launch(self.kc, *gargs)
+        self.backend.synchronize()
+        outs = self.result_outputs(result, gargs)
+        blobs, dtypes = self.pack_outputs(outs)
+        self.send("timing", verify_blobs + blobs, shape=i, samples=samples, batch=batch, verify=verify,
+                  fresh={"seed": cmd["fresh_seeds"][i], "factor": 1.0, "dtypes": dtypes,
+                         "digests": self.arg_digests(gargs), "guard": self.guard_damage(guards)},
+                  timer=timer.kind)
+
+    def keep(self, verify: List[Dict[str, Any]], blobs: List[bytes], i: int, gargs: List[Any], result: Any,
+             plan: Tuple[int, float], what: str) -> None:
+        p, f = plan
+        b, dtypes = self.pack_outputs(self.result_outputs(result, gargs))
+        verify.append({"seed": self.pool_seeds[i][p], "factor": f, "dtypes": dtypes, "what": what,
+                       "digests": self.arg_digests(gargs), "count": len(b)})
+        blobs.extend(b)
+
+    def refill(self, gargs: List[Any], pool: List[List[Any]], p: int, factor: float) -> None:
+        """Fresh inputs into the same buffers (pool entry p scaled by factor) and poisoned outputs, untimed."""
+        src = pool[p]
+        for j, a in enumerate(src):
+            if not A.is_array(a):
+                continue
+            if j in self.outputs:
+                A.poison(gargs[j])
+            else:
+                A.copy_into(gargs[j], a)
+                if A.is_float(a) and factor != 1.0:
+                    A.scale(gargs[j], factor)
+
+
+class StopTiming(Exception):
+    pass
+
+
+class CpuTimer:
+    kind = "cpu-perf_counter"
+
+    def __init__(self, w: CandidateWorker) -> None:
+        self.w = w
+        self.results: List[Any] = []
+
+    def single(self, k: Any, args: List[Any]) -> float:
+        t0 = _perf_counter()
+        self.w.spec.launch(k, *args)
+        return (_perf_counter() - t0) * 1000.0
+
+    def batch_size(self, ms: float, cap: int) -> int:
+        return max(1, min(cap, int(math.ceil(1.0 / max(ms, 1e-6)))))  # each sample >= ~1 ms
+
+    def sample(self, k: Any, sets: List[List[Any]]) -> float:
+        launch = self.w.spec.launch
+        results = self.results = [None] * len(sets)
+        n = len(sets)
+        t0 = _perf_counter()
+        for j in range(n):
+            results[j] = launch(k, *sets[j])
+        return (_perf_counter() - t0) * 1000.0 / n
+
+
+class GpuTimer:
+    """CUDA events around each call after an L2 flush (a 256 MiB write); kernels under ~10 us are timed as a
+    CUDA graph of n calls, minus a graph of the same refills without the calls."""
+    kind = "cuda-events"
+
+    def __init__(self, w: CandidateWorker) -> None:
+        import torch
+        self.torch = torch
+        self.w = w
+        self.flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+        self.results: List[Any] = []
+
+    def single(self, k: Any, args: List[Any]) -> float:
+        torch = self.torch
+        self.flush.zero_()
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        result = self.w.spec.launch(k, *args)
+        e1.record()
+        torch.cuda.synchronize()
+        self.results = [result]
+        return e0.elapsed_time(e1)
+
+    def batch_size(self, ms: float, cap: int) -> int:
+        if ms >= 0.01:
+            return 1
+        self.kind = "cuda-graph"
+        return max(1, min(cap, 100))
+
+    def sample(self, k: Any, sets: List[List[Any]]) -> float:
+        if len(sets) == 1:
+            return self.single(k, sets[0])
+        return self.graph_sample(k, sets)
+
+    def graph_sample(self, k: Any, sets: List[List[Any]]) -> float:
+        torch = self.torch
+        launch = self.w.spec.launch
+        # The refills happen inside the graphs too, so each call sees fresh inputs and poisoned outputs.
+        snapshots = [[A.clone(a) if A.is_array(a) else a for a in args] for args in sets]
+
+        def refill_all() -> None:
+            for args, snap in zip(sets, snapshots):
+                for j, a in enumerate(args):
+                    if A.is_array(a):
+                        if j in self.w.outputs:
+                            A.poison(a)
+                        else:
+                            a.copy_(snap[j])
+
+        results: List[Any] = [None] * len(sets)
+
+        def with_calls() -> None:
+            for n, (args, snap) in enumerate(zip(sets, snapshots)):
+                for j, a in enumerate(args):
+                    if A.is_array(a):
+                        if j in self.w.outputs:
+                            A.poison(a)
+                        else:
+                            a.copy_(snap[j])
+                results[n] = launch(k, *args)
+
+        try:
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                with_calls()
+            torch.cuda.current_stream().wait_stream(s)
+            g1, g0 = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g1):
+                with_calls()
+            with torch.cuda.graph(g0):
+                refill_all()
+        except Exception:
+            # Kernels launched outside torch's capture stream (a ctypes launcher on the legacy stream) cannot
+            # be captured; time them eagerly, one by one, each after an L2 flush.
+            self.kind = "cuda-events"
+            torch.cuda.synchronize()
+            times_eager, eager_results = [], []
+            for a in sets:
+                times_eager.append(self.single(k, a))
+                eager_results.extend(self.results)
+            self.results = eager_results
+            return sorted(times_eager)[len(sets) // 2]
+        times = []
+        for g in (g0, g1, g0, g1):  # g1 last, so the outputs left in the buffers are from real calls
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            g.replay()
+            e0.record()
+            g.replay()
+            e1.record()
+            torch.cuda.synchronize()
+            times.append(e0.elapsed_time(e1))
+        self.results = results
+        without = min(times[0], times[2])
+        with_ms = min(times[1], times[3])
+        return max(with_ms - without, 1e-6) / len(sets)
+
+
+def main(argv: List[str]) -> int:
+    chan = Channel(int(argv[1]), int(argv[2]))
+    header, _ = chan.recv(None)
+    if header.get("triton_cache_dir"):
+        os.environ["TRITON_CACHE_DIR"] = header["triton_cache_dir"]
+    worker = ReferenceWorker(chan, header) if header["mode"] == "reference" else CandidateWorker(chan, header)
+    worker.run()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

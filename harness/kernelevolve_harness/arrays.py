@@ -1,0 +1,170 @@
+"""Array helpers for the worker, for numpy arrays and torch tensors alike (torch imported only if used).
+
+Guard bands: every array argument is re-homed into a bigger buffer whose 4 KiB before and after the data
+hold a random canary; a write past either end of the data changes the canary.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import sys
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+BAND = 4096  # bytes of canary on each side; a multiple of any alignment a kernel assumes
+ALIGN = 64
+INT_POISON = 0xA5
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def is_torch(x: Any) -> bool:
+    t = _torch()
+    return t is not None and isinstance(x, t.Tensor)
+
+
+def is_array(x: Any) -> bool:
+    return isinstance(x, np.ndarray) or is_torch(x)
+
+
+def is_float(x: Any) -> bool:
+    if is_torch(x):
+        return x.dtype.is_floating_point or x.dtype.is_complex
+    return x.dtype.kind in "fc"
+
+
+def dtype_name(x: Any) -> str:
+    return str(x.dtype).replace("torch.", "")
+
+
+def nbytes(x: Any) -> int:
+    return x.numel() * x.element_size() if is_torch(x) else x.nbytes
+
+
+class Guard:
+    """The canary around one re-homed array."""
+
+    def __init__(self, buf: Any, front: slice, back: slice, canary: Any) -> None:
+        self.buf, self.front, self.back, self.canary = buf, front, back, canary
+
+    def damage(self) -> Optional[str]:
+        """'before the start' / 'past the end' when a band was written, else None."""
+        if is_torch(self.buf):
+            t = _torch()
+            if not t.equal(self.buf[self.front], self.canary):
+                return "before the start"
+            if not t.equal(self.buf[self.back], self.canary):
+                return "past the end"
+            return None
+        if not np.array_equal(self.buf[self.front], self.canary):
+            return "before the start"
+        if not np.array_equal(self.buf[self.back], self.canary):
+            return "past the end"
+        return None
+
+
+def guarded_copy(x: Any, canary: bytes) -> Tuple[Any, Guard]:
+    """A copy of x with the same shape, dtype, device and layout (C or Fortran order), inside guard bands."""
+    size = nbytes(x)
+    if is_torch(x):
+        t = _torch()
+        src = x.contiguous()
+        buf = t.empty(BAND + size + BAND, dtype=t.uint8, device=x.device)
+        can = t.frombuffer(bytearray(canary), dtype=t.uint8).to(x.device)
+        buf[:BAND] = can
+        buf[BAND + size:] = can
+        view = buf[BAND:BAND + size].view(x.dtype).view(x.shape)
+        view.copy_(src)
+        return view, Guard(buf, slice(0, BAND), slice(BAND + size, BAND + size + BAND), can)
+    fortran = x.flags.f_contiguous and not x.flags.c_contiguous
+    buf = np.empty(BAND + size + BAND + ALIGN, dtype=np.uint8)
+    start = (-buf.ctypes.data) % ALIGN + BAND
+    can = np.frombuffer(canary, dtype=np.uint8)
+    buf[start - BAND:start] = can
+    buf[start + size:start + size + BAND] = can
+    view = np.ndarray(x.shape, dtype=x.dtype, buffer=buf, offset=start, order="F" if fortran else "C")
+    view[...] = x
+    return view, Guard(buf, slice(start - BAND, start), slice(start + size, start + size + BAND), can)
+
+
+def poison(x: Any) -> None:
+    """NaN for floats; a byte pattern (0xA5...) for ints and bools, so an untouched output is recognisable."""
+    if is_torch(x):
+        if is_float(x):
+            x.fill_(float("nan"))
+        else:
+            x.view(_torch().uint8).fill_(INT_POISON)
+        return
+    if is_float(x):
+        x.fill(np.nan)
+    else:
+        x.view(np.uint8).fill(INT_POISON)
+
+
+def scale(x: Any, factor: float) -> None:
+    """Multiplies a float array in place (used to make every timed call see inputs it has never seen)."""
+    if is_torch(x):
+        x.mul_(factor)
+    else:
+        np.multiply(x, x.dtype.type(factor), out=x)
+
+
+def copy_into(dst: Any, src: Any) -> None:
+    if is_torch(dst):
+        dst.copy_(src)
+    else:
+        dst[...] = src
+
+
+def clone(x: Any) -> Any:
+    return x.clone() if is_torch(x) else x.copy()
+
+
+def host_numpy(x: Any) -> Tuple[np.ndarray, str]:
+    """The array on the host as numpy (bfloat16 widened to float32), and the original dtype's name."""
+    name = dtype_name(x)
+    if is_torch(x):
+        t = _torch()
+        y = x.detach()
+        if y.dtype == t.bfloat16:
+            y = y.float()
+        return y.cpu().contiguous().numpy(), name
+    return np.ascontiguousarray(x), name
+
+
+def digest(x: Any) -> str:
+    a, name = host_numpy(x) if is_torch(x) else (np.ascontiguousarray(x), dtype_name(x))
+    h = hashlib.sha256(f"{name}{a.shape}".encode())
+    h.update(a.view(np.uint8).reshape(-1).data if a.size else b"")
+    return h.hexdigest()
+
+
+def to_npy(a: np.ndarray) -> bytes:
+    f = io.BytesIO()
+    np.save(f, a, allow_pickle=False)
+    return f.getvalue()
+
+
+def from_npy(b: bytes) -> np.ndarray:
+    return np.load(io.BytesIO(b), allow_pickle=False)
+
+
+def same_storage(a: Any, b: Any) -> bool:
+    if is_torch(a) and is_torch(b):
+        return a.data_ptr() == b.data_ptr() or (
+            a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.shares_memory(a, b)
+    return False
+
+
+def as_output_list(result: Any) -> List[Any]:
+    """launch(...)'s return value as a list of outputs (None -> [])."""
+    if result is None:
+        return []
+    if isinstance(result, (list, tuple)):
+        return list(result)
+    return [result]

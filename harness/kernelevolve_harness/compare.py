@@ -1,0 +1,88 @@
+"""Output comparison, run by the judge on arrays received from the worker (the candidate never runs here).
+
+Floats: NaN/Inf where the reference is finite fail; then a norm-relative error ||c-r|| / ||r|| <= rtol AND an
+elementwise |c-r| <= atol + rtol*|r|. Default atol is relative to the reference's scale (rtol times its RMS),
+so one tolerance suits inputs of any magnitude; a spec's TOLERANCE gives absolute values. Ints and bools:
+exact.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+
+DEFAULT_RTOL = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-9, "complex64": 1e-4,
+                "complex128": 1e-9}
+FLOAT_KINDS = "fc"
+
+
+def tolerance(dtype: str, ref: np.ndarray, spec_tol: Dict[str, float]) -> Tuple[float, float]:
+    rtol = spec_tol.get("rtol", DEFAULT_RTOL.get(dtype, 1e-4))
+    if "atol" in spec_tol:
+        atol = spec_tol["atol"]
+    else:
+        finite = ref[np.isfinite(ref)] if ref.size else ref
+        rms = float(np.sqrt(np.mean(np.abs(finite.astype(np.complex128 if finite.dtype.kind == "c" else np.float64)) ** 2))) if finite.size else 0.0
+        atol = rtol * max(rms, 1e-30)
+    return float(rtol), float(atol)
+
+
+def _norm(x: np.ndarray) -> float:
+    """2-norm without BLAS (a BLAS thread pool on a busy machine costs more than the sum)."""
+    a = np.abs(x)
+    return float(np.sqrt(np.sum(a * a)))
+
+
+def _where(index: Tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(int(i)) for i in index) + ")" if len(index) != 1 else f"[{int(index[0])}]"
+
+
+def compare(k: int, cand: np.ndarray, cand_dtype: str, ref: np.ndarray, ref_dtype: str,
+            spec_tol: Dict[str, float]) -> Optional[str]:
+    """None when output k matches; otherwise what is wrong, in words."""
+    if cand_dtype != ref_dtype:
+        return f"output {k} has dtype {cand_dtype}, expected {ref_dtype}"
+    if cand.shape != ref.shape:
+        return f"output {k} has shape {tuple(cand.shape)}, expected {tuple(ref.shape)}"
+    if ref.size == 0:
+        return None
+    if ref.dtype.kind not in FLOAT_KINDS:
+        bad = cand != ref
+        if bad.any():
+            idx = np.unravel_index(int(np.argmax(bad)), ref.shape)
+            return (f"output {k} is {cand[idx]!r} instead of {ref[idx]!r} at index {_where(idx)} "
+                    f"({int(bad.sum())} of {ref.size} elements differ)")
+        return None
+    wide = np.complex128 if ref.dtype.kind == "c" else np.float64
+    c = cand.astype(wide)
+    r = ref.astype(wide)
+    r_finite = np.isfinite(r)
+    c_finite = np.isfinite(c)
+    broken = r_finite & ~c_finite
+    if broken.any():
+        idx = np.unravel_index(int(np.argmax(broken)), ref.shape)
+        return (f"output {k} has {c[idx]} at index {_where(idx)} where the reference is {r[idx]:.6g} "
+                f"({int(broken.sum())} of {ref.size} elements are NaN or Inf; an output element was not written, "
+                f"or overflowed)")
+    special = ~r_finite
+    if special.any():
+        mismatch = special & ~((np.isnan(r) & np.isnan(c)) | (r == c))
+        if mismatch.any():
+            idx = np.unravel_index(int(np.argmax(mismatch)), ref.shape)
+            return f"output {k} is {c[idx]} at index {_where(idx)} where the reference is {r[idx]}"
+    rtol, atol = tolerance(ref_dtype, ref, spec_tol)
+    cf, rf = c[r_finite], r[r_finite]
+    diff = np.abs(cf - rf)
+    norm_r = _norm(rf)
+    norm_rel = _norm(diff) / norm_r if norm_r > 0 else _norm(diff)
+    allowed = atol + rtol * np.abs(rf)
+    excess = diff / allowed
+    worst = int(np.argmax(excess))
+    if norm_rel > rtol or excess[worst] > 1.0:
+        flat_index = np.flatnonzero(r_finite.reshape(-1))[worst]
+        idx = np.unravel_index(int(flat_index), ref.shape)
+        n_bad = int((excess > 1.0).sum())
+        return (f"output {k} is {c[idx]:.6g} instead of {r[idx]:.6g} at index {_where(idx)} (error {diff[worst]:.3g} there, max error {float(diff.max()):.3g}, "
+                f"{n_bad} of {ref.size} elements out of tolerance, norm-relative error {norm_rel:.3g}; "
+                f"rtol={rtol:g}, atol={atol:.3g})")
+    return None

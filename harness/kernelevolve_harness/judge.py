@@ -1,0 +1,451 @@
+"""The judge: the parent process that produces the verdict. It never imports candidate code.
+
+Order: static checks -> build (baseline cached, candidate to a unique path) -> a clean reference process
+(never sees the candidate) -> the candidate's worker (its own process group, output to a log file, a private
+pipe carrying a per-run nonce) -> correctness calls checked here against the reference -> interleaved timing
+under the device lock -> the timed outputs rechecked -> verdict.
+"""
+from __future__ import annotations
+
+import fcntl
+import math
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from . import arrays as A
+from .backends import Backend, Build, get_backend
+from .compare import compare
+from .protocol import Channel, ChannelClosed, ChannelTimeout
+from .spec import SpecError, read_header
+
+LOG_LIMIT = 4000
+HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Stage timeouts in seconds, before --timeout-scale. Correctness and timing are per message (per call, per shape).
+TIMEOUTS = {"compile": 180.0, "reference": 300.0, "load": 120.0, "correctness": 60.0, "timing": 120.0}
+
+
+@dataclass
+class Options:
+    spec: str
+    candidate: str
+    baseline: Optional[str] = None
+    profile: bool = False
+    lock: Optional[str] = None
+    timeout_scale: float = 1.0
+
+
+class Verdict(Exception):
+    """Raised to end an evaluation with a verdict other than ok."""
+
+    def __init__(self, status: str, reason: str, log: str = "") -> None:
+        super().__init__(reason)
+        self.status, self.reason, self.log = status, reason, log
+
+
+def _tail(text: str, limit: int = LOG_LIMIT) -> str:
+    return text if len(text) <= limit else "...\n" + text[-limit:]
+
+
+def _shape_text(shape: Dict[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in shape.items()) + "}"
+
+
+class Process:
+    """A worker process with its private channel; killed with its whole process group."""
+
+    def __init__(self, config: Dict[str, Any], workdir: str, name: str) -> None:
+        self.log_path = os.path.join(workdir, f"{name}.log")
+        to_worker_r, to_worker_w = os.pipe()
+        from_worker_r, from_worker_w = os.pipe()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = HARNESS_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.setdefault("OPENBLAS_NUM_THREADS", "1")
+        env.setdefault("MKL_NUM_THREADS", "1")
+        env.pop("KERNELEVOLVE_NONCE", None)
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=(to_worker_r, from_worker_w),
+                start_new_session=True, env=env, cwd=workdir,
+            )
+        os.close(to_worker_r)
+        os.close(from_worker_w)
+        self.chan = Channel(from_worker_r, to_worker_w)
+        self.nonce = config["nonce"]
+        self.chan.send(config)
+
+    def recv(self, timeout: float) -> Tuple[Dict[str, Any], List[bytes]]:
+        header, blobs = self.chan.recv(timeout)
+        if header.get("nonce") != self.nonce:
+            raise Verdict("runtime_error", "The worker sent a message without this run's nonce, so it was not trusted.",
+                          self.log())
+        return header, blobs
+
+    def send(self, header: Dict[str, Any]) -> None:
+        try:
+            self.chan.send(header)
+        except OSError:
+            pass  # the worker is gone; the next recv reports how
+
+    def exit_description(self, wait_s: float = 2.0) -> str:
+        try:
+            code = self.proc.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            return "stopped answering"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"was killed by {name}"
+        return f"exited with code {code}"
+
+    def log(self) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - LOG_LIMIT))
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.chan.close()
+
+
+@contextmanager
+def device_lock(path: Optional[str]) -> Iterator[None]:
+    """Concurrent evaluations on one device never overlap their timed sections."""
+    if not path:
+        yield
+        return
+    with open(path, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def defined_symbols(lib: str) -> Optional[List[str]]:
+    nm = shutil.which("nm")
+    if not nm:
+        return None
+    r = subprocess.run([nm, "-D", "--defined-only", lib], capture_output=True, text=True, timeout=60)
+    return [line.split()[-1] for line in r.stdout.splitlines() if line.strip()] if r.returncode == 0 else None
+
+
+class Judge:
+    def __init__(self, opts: Options) -> None:
+        self.opts = opts
+        self.scale = max(opts.timeout_scale, 1e-3)
+        self.header = read_header(opts.spec)
+        self.backend: Backend = get_backend(self.header.backend)
+        self.baseline_path = os.path.abspath(opts.baseline) if opts.baseline else self.header.source
+        self.workdir = tempfile.mkdtemp(prefix="kernelevolve-")
+        self.nonce = secrets.token_hex(16)
+        self.canary = os.urandom(A.BAND).hex()
+        self.compile_stats: Dict[str, Any] = {}
+        self.log = ""
+        self.ref: Optional[Process] = None
+        self.worker: Optional[Process] = None
+        self.ref_cache: Dict[str, Tuple[Dict[str, Any], List[Any]]] = {}
+        self.rng = secrets.SystemRandom()
+        self.stage = "compile"
+
+    def timeout(self, stage: str) -> float:
+        return TIMEOUTS[stage] * self.scale
+
+    # --- the whole evaluation --------------------------------------------------------------------------
+    def run(self) -> Dict[str, Any]:
+        try:
+            return self._run()
+        except Verdict as v:
+            out: Dict[str, Any] = {"status": v.status, "reason": v.reason}
+            if self.compile_stats:
+                out["compile"] = self.compile_stats
+            log = "\n".join(x for x in (self.log, v.log) if x)
+            if log:
+                out["log"] = _tail(log)
+            return out
+        finally:
+            for p in (self.worker, self.ref):
+                if p is not None:
+                    p.kill()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _run(self) -> Dict[str, Any]:
+        cand_text = self._read(self.opts.candidate, "--candidate")
+        base_text = self._read(self.baseline_path, "--baseline")
+        kernel = self.header.kernel
+        if not re.search(rf"\b{re.escape(kernel)}\b", base_text):
+            raise SpecError(f'KERNEL = "{kernel}" does not appear in {self.baseline_path}; '
+                            f"set KERNEL to the name of the function being evolved.")
+        reason = self.backend.static_check(cand_text, base_text)
+        if reason:
+            raise Verdict("static_rejected", reason)
+        base_build = self.backend.build(self.baseline_path, self.workdir, self.timeout("compile") * 4, kernel,
+                                        cache=True)
+        if not base_build.ok:
+            raise SpecError(f"The baseline {self.baseline_path} does not build; fix it first:\n{_tail(base_build.log, 2000)}")
+        self.ref = self._start("reference", base_build, None)
+        cand_build = self.backend.build(self.opts.candidate, self.workdir, self.timeout("compile"), kernel)
+        self.compile_stats = dict(cand_build.stats)
+        self.profile_artifact = cand_build.artifact
+        self.log = cand_build.log.strip()
+        if cand_build.timed_out:
+            raise Verdict("timeout", f"Compiling the candidate ran past {self.timeout('compile'):.0f} s (stage: compile).")
+        if not cand_build.ok:
+            first = next((l for l in cand_build.log.splitlines() if "error" in l), "the compiler failed")
+            raise Verdict("compile_error", f"The candidate does not compile: {first.strip()[:300]}")
+        reason = self.backend.artifact_check(cand_build, base_build)
+        if reason:
+            raise Verdict("static_rejected", reason)
+        if self.backend.name in ("cpp", "cuda"):
+            syms = defined_symbols(cand_build.artifact)
+            if syms is not None and kernel not in syms:
+                raise Verdict("compile_error", f'The candidate does not export the kernel "{kernel}"; '
+                                               f'declare it extern "C" with the baseline\'s signature.')
+        info = self._reference_ready()
+        self.info = info
+        self.shapes: List[Dict[str, Any]] = info["shapes"]
+        self.outputs: List[int] = self.ref_outputs
+        self.inplace: List[int] = self.ref_inplace
+        self.worker = self._start("candidate", base_build, cand_build)
+        self._expect("loaded", "load")
+        self._correctness()
+        return self._timing()
+
+    def _read(self, path: str, flag: str) -> str:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError as e:
+            raise SpecError(f"Cannot read {path} ({e.strerror}); check the path given to {flag}.")
+
+    def _start(self, mode: str, base: Build, cand: Optional[Build]) -> Process:
+        config = {
+            "mode": mode, "nonce": self.nonce, "spec": self.header.path, "backend": self.header.backend,
+            "kernel": self.header.kernel, "baseline_artifact": base.artifact,
+            "candidate_artifact": cand.artifact if cand else None, "canary": self.canary,
+            "triton_cache_dir": os.path.join(self.workdir, f"triton-{mode}"),
+        }
+        if mode == "candidate":
+            seeds = [self.rng.randrange(1, 2**31) for _ in range(2)]
+            self.seeds = seeds
+            config.update(seeds=seeds, outputs=self.outputs, inplace=self.inplace)
+        return Process(config, self.workdir, mode)
+
+    # --- reference process ----------------------------------------------------------------------------
+    def _reference_ready(self) -> Dict[str, Any]:
+        assert self.ref is not None
+        header, _ = self._recv(self.ref, "reference")
+        if header["type"] == "spec_error":
+            raise SpecError(header["message"])
+        if header["type"] != "ready":
+            raise SpecError(f"The reference process failed: {header.get('message', header['type'])}")
+        self.ref_outputs = header["outputs"]
+        self.ref_inplace = header["inplace"]
+        return header["info"]
+
+    def reference(self, shape: int, seed: int, factor: float) -> Tuple[Dict[str, Any], List[Any]]:
+        key = f"{shape}:{seed}:{factor!r}"
+        if key not in self.ref_cache:
+            assert self.ref is not None
+            self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key})
+            header, blobs = self._recv(self.ref, "reference")
+            if header["type"] == "spec_error":
+                raise SpecError(header["message"])
+            self.ref_cache[key] = (header, [A.from_npy(b) for b in blobs])
+        return self.ref_cache[key]
+
+    # --- messages ---------------------------------------------------------------------------------------
+    def _recv(self, proc: Process, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
+        try:
+            return proc.recv(self.timeout(stage))
+        except ChannelTimeout:
+            if proc is self.ref:
+                raise SpecError(f"The reference (the baseline through launch) ran past {self.timeout(stage):.0f} s; "
+                                f"use smaller SHAPES or a larger --timeout-scale.")
+            proc.kill()
+            raise Verdict("timeout", f"The candidate ran past {self.timeout(stage):.1f} s in the {stage} stage"
+                                     f"{self._where()}; its process group was killed.", proc.log())
+        except ChannelClosed:
+            how = proc.exit_description()
+            if proc is self.ref:
+                raise SpecError(f"The reference process {how} during {stage}:\n{_tail(proc.log(), 1500)}")
+            raise Verdict("runtime_error", f"The candidate's process {how} in the {stage} stage{self._where()} "
+                                           f"before sending its final result.", proc.log())
+
+    def _where(self) -> str:
+        call = getattr(self, "current", None)
+        if not call:
+            return ""
+        return f" (shape {_shape_text(self.shapes[call[0]])}" + (f", seed {call[1]})" if call[1] is not None else ")")
+
+    def _expect(self, kind: str, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
+        assert self.worker is not None
+        header, blobs = self._recv(self.worker, stage)
+        if header["type"] == "error":
+            first = header.get("message", "")
+            what = "failed to load" if header.get("stage") == "load" else f"raised an error in the {header.get('stage')} stage"
+            raise Verdict("runtime_error", f"The candidate {what}{self._where()}: {first[:300]}",
+                          header.get("trace", "") + "\n" + self.worker.log())
+        if header["type"] != kind:
+            raise Verdict("runtime_error", f"The worker sent {header['type']!r} where {kind!r} was expected.")
+        return header, blobs
+
+    # --- correctness ---------------------------------------------------------------------------------
+    def _check_call(self, header: Dict[str, Any], blobs: List[bytes], shape: int, seed: int, factor: float,
+                    what: str) -> List[Any]:
+        where = f"shape {_shape_text(self.shapes[shape])}, seed {seed}" + (f", {what}" if what else "")
+        if header.get("leftovers"):
+            raise Verdict("runtime_error", f"On {where}, {header['leftovers']}; kernels must finish their work before returning.")
+        if header.get("guard"):
+            raise Verdict("incorrect", f"On {where}, the candidate {header['guard']} (an out-of-bounds write, caught by the guard bands).")
+        ref_header, ref_outs = self.reference(shape, seed, factor)
+        digests, ref_digests = header.get("digests") or [], ref_header["digests"]
+        for j, (d, rd) in enumerate(zip(digests, ref_digests)):
+            if rd is not None and j not in self.outputs and j not in self.inplace and d != rd:
+                raise Verdict("incorrect", f"On {where}, the candidate changed argument {j}, an input that must come "
+                                           f"back bitwise unchanged (declare it in INPLACE if the kernel may write it).")
+        outs = [A.from_npy(b) for b in blobs]
+        dtypes = header.get("dtypes") or []
+        if len(outs) != len(ref_outs):
+            raise Verdict("incorrect", f"On {where}, launch returned {len(outs)} output(s), expected {len(ref_outs)}.")
+        tol = self.info.get("tolerance") or {}
+        for k, (c, r) in enumerate(zip(outs, ref_outs)):
+            problem = compare(k, c, dtypes[k], r, ref_header["dtypes"][k], tol)
+            if problem:
+                raise Verdict("incorrect", f"Wrong result on {where}: {problem}.")
+        return outs
+
+    def _correctness(self) -> None:
+        assert self.worker is not None
+        first: Dict[Tuple[int, int], List[Any]] = {}
+        while True:
+            header, blobs = self._expect_any("correctness")
+            if header["type"] == "calling":
+                self.current = (header["shape"], header["seed"])
+                continue
+            if header["type"] == "correct_done":
+                self.compile_stats.update(header.get("compile") or {})
+                self.current = None
+                return
+            if header["type"] != "call":
+                raise Verdict("runtime_error", f"The worker sent {header['type']!r} during correctness checks.")
+            i, seed, rep = header["shape"], header["seed"], header["rep"]
+            outs = self._check_call(header, blobs, i, seed, 1.0, "" if rep == 0 else "second run")
+            if rep == 0:
+                first[(i, seed)] = outs
+            elif not self.backend.gpu:
+                for k, (a, b) in enumerate(zip(first[(i, seed)], outs)):
+                    if a.shape != b.shape or a.tobytes() != b.tobytes():
+                        raise Verdict("incorrect", f"The candidate is not deterministic: two runs on the same inputs "
+                                                   f"(shape {_shape_text(self.shapes[i])}, seed {seed}) gave different output {k}.")
+
+    def _expect_any(self, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
+        assert self.worker is not None
+        header, blobs = self._recv(self.worker, stage)
+        if header["type"] == "error":
+            raise Verdict("runtime_error", f"The candidate raised an error in the {header.get('stage')} stage"
+                                           f"{self._where()}: {header.get('message', '')[:300]}",
+                          header.get("trace", "") + "\n" + self.worker.log())
+        return header, blobs
+
+    # --- timing ------------------------------------------------------------------------------------
+    def _timing(self) -> Dict[str, Any]:
+        assert self.worker is not None
+        gpu = self.backend.gpu
+        n = len(self.shapes)
+        cmd = {
+            "type": "time", "secret": self.rng.randrange(2**62),
+            "pool_seeds": [[self.rng.randrange(1, 2**31) for _ in range(3)] for _ in range(n)],
+            "fresh_seeds": [self.rng.randrange(1, 2**31) for _ in range(n)],
+            "budget_s": float(os.environ.get("KERNELEVOLVE_TIMING_BUDGET_S", 0.3 if gpu else 0.08)),
+            "min_samples": int(os.environ.get("KERNELEVOLVE_MIN_SAMPLES", 10 if gpu else 5)),
+            "max_samples": int(os.environ.get("KERNELEVOLVE_MAX_SAMPLES", 200 if gpu else 100)),
+            "max_batch": 64, "batch_bytes": 64 << 20,
+        }
+        rows: List[Dict[str, Any]] = []
+        spreads: List[float] = []
+        method = ""
+        with device_lock(self.opts.lock):
+            self.worker.send(cmd)
+            for i in range(n):
+                self.current = (i, None)
+                header, blobs = self._expect_any("timing")
+                if header["type"] == "call":  # a guard or leftover tripped mid-timing
+                    self._check_call(header, [], i, 0, 1.0, "during timing")
+                    raise Verdict("runtime_error", "The worker stopped timing without saying why.")
+                if header["type"] != "timing":
+                    raise Verdict("runtime_error", f"The worker sent {header['type']!r} during timing.")
+                offset = 0
+                for v in header["verify"]:
+                    part = blobs[offset:offset + v["count"]]
+                    offset += v["count"]
+                    self._check_call({"digests": v["digests"], "dtypes": v["dtypes"]}, part, i, v["seed"], v["factor"],
+                                     f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
+                fresh = header["fresh"]
+                self._check_call({"digests": fresh["digests"], "dtypes": fresh["dtypes"], "guard": fresh["guard"]},
+                                 blobs[offset:], i, fresh["seed"], 1.0,
+                                 "fresh inputs in the timed buffers after timing")
+                b = _median(header["samples"]["baseline"])
+                c = _median(header["samples"]["candidate"])
+                spreads.append(_iqr(header["samples"]["candidate"]) / c if c > 0 else 0.0)
+                method = header.get("timer", "")
+                rows.append({"shape": self.shapes[i], "baseline_ms": b, "candidate_ms": c,
+                             "speedup": b / c if c > 0 else float("inf"),
+                             "samples": len(header["samples"]["candidate"]), "batch": header["batch"]["candidate"]})
+            self.current = None
+            self._expect_any("timing")  # the final message
+        speedup = math.exp(sum(math.log(max(r["speedup"], 1e-12)) for r in rows) / len(rows))
+        verdict: Dict[str, Any] = {
+            "status": "ok",
+            "reason": f"Correct on {n} shape(s) x {len(self.seeds)} seeds; {speedup:.2f}x the baseline (geometric mean).",
+            "speedup": speedup, "shapes": rows, "compile": self.compile_stats,
+            "timing": {"method": method, "lock": bool(self.opts.lock)},
+        }
+        if self.opts.profile:
+            from .profiling import profile
+            verdict["profile"] = profile(self, rows, spreads)
+        if self.log:
+            verdict["log"] = _tail(self.log)
+        return verdict
+
+
+def _median(xs: List[float]) -> float:
+    s = sorted(xs)
+    m = len(s) // 2
+    return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
+
+
+def _iqr(xs: List[float]) -> float:
+    s = sorted(xs)
+    if len(s) < 4:
+        return 0.0
+    return s[(3 * len(s)) // 4] - s[len(s) // 4]
+
+
+def evaluate(opts: Options) -> Dict[str, Any]:
+    return Judge(opts).run()

@@ -1,0 +1,162 @@
+"""Static checks for Python (Triton) candidates, on the syntax tree.
+
+Differential like the C checks: a construct the baseline itself uses (the same import, the same torch call)
+is allowed in the candidate.
+"""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Set, Tuple
+
+ALLOWED_IMPORTS = {"triton", "triton.language", "torch", "math", "functools", "typing", "numpy", "__future__",
+                   "dataclasses", "itertools", "operator", "collections", "enum"}
+FORBIDDEN_IMPORT_PARTS = {"testing", "runtime", "compiler", "backends", "_C", "utils", "cuda", "library", "ops",
+                          "_dynamo", "_inductor", "compile", "jit", "hub", "distributed", "multiprocessing", "nn", "fft",
+                          "linalg", "sparse", "special", "func", "autograd", "fx", "export", "profiler"}
+TORCH_IMPORTABLE = {"Tensor", "float16", "float32", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8",
+                    "bool", "float8_e4m3fn", "float8_e5m2"}
+FORBIDDEN_NAMES = {"exec", "eval", "compile", "open", "__import__", "getattr", "setattr", "delattr", "globals",
+                   "vars", "locals", "input", "breakpoint", "memoryview", "id", "exit", "quit", "help", "print_function"}
+# torch.X calls a kernel may make outside @triton.jit code: allocation and device plumbing only.
+TORCH_ALLOWED = {"empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "empty_strided",
+                 "device", "Size", "finfo", "iinfo", "is_tensor", "dtype", "get_default_dtype"}
+# Tensor methods that do the op's work in a library (a fallback), checked outside @triton.jit code.
+FALLBACK_METHODS = {"matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "softmax", "log_softmax", "sum", "mean",
+                    "exp", "max", "min", "amax", "amin", "cumsum", "sort", "topk", "norm", "layer_norm", "relu",
+                    "gelu", "sigmoid", "tanh", "conv1d", "conv2d", "linear", "var", "std", "logsumexp", "prod",
+                    "argmax", "argmin", "div", "mul", "add", "sub", "pow", "sqrt", "rsqrt", "dot", "outer", "copy_",
+                    "record_stream", "synchronize", "wait_stream", "numpy", "tolist", "item"}
+FORBIDDEN_ATTRS = {"Stream", "stream", "current_stream", "set_stream", "synchronize", "Event", "graph", "CUDAGraph",
+                   "lru_cache", "cache", "cached_property", "do_bench", "do_bench_cudagraph", "data_ptr_cache"}
+JIT_DECORATORS = {"jit", "autotune", "heuristics"}
+
+
+def _root(node: ast.AST) -> Optional[str]:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.value if not isinstance(node, ast.Call) else node.func
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _is_jit(fn: ast.FunctionDef) -> bool:
+    for d in fn.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name in JIT_DECORATORS:
+            return True
+    return False
+
+
+class _Scan(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.found: List[Tuple[str, int]] = []
+        self.modules: Set[str] = set()  # local names bound to imported modules
+        self.in_jit = 0
+
+    def add(self, what: str, node: ast.AST) -> None:
+        self.found.append((what, getattr(node, "lineno", 0)))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            self._check_module(a.name, node)
+            self.modules.add((a.asname or a.name).split(".")[0])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        mod = node.module or ""
+        if node.level:
+            self.add("a relative import", node)
+            return
+        self._check_module(mod, node)
+        for a in node.names:
+            if a.name == "*":
+                self.add(f"a star import (from {mod} import *)", node)
+            elif mod.split(".")[0] == "torch" and a.name not in TORCH_ALLOWED | TORCH_IMPORTABLE:
+                self.add(f"the library function {mod}.{a.name} (a fallback)", node)
+            else:
+                self._check_module(f"{mod}.{a.name}", node, leaf=True)
+                self.modules.add(a.asname or a.name)
+
+    def _check_module(self, name: str, node: ast.AST, leaf: bool = False) -> None:
+        parts = name.split(".")
+        ok = parts[0] in {m.split(".")[0] for m in ALLOWED_IMPORTS}
+        bad = [p for p in parts[1:] if p in FORBIDDEN_IMPORT_PARTS or p.startswith("_")]
+        if leaf and parts[-1] in TORCH_ALLOWED | {"language", "jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "constexpr"}:
+            bad = [p for p in bad if p != parts[-1]]
+        if not ok or bad:
+            self.add(f"an import outside the allowed modules ({name})", node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        jit = _is_jit(node)
+        self.in_jit += jit
+        self.generic_visit(node)
+        self.in_jit -= jit
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in FORBIDDEN_NAMES or (node.id.startswith("__") and node.id.endswith("__")):
+            self.add(f"the builtin {node.id}", node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr.startswith("_"):
+            self.add(f"a private or dunder attribute ({node.attr})", node)
+        elif node.attr in FORBIDDEN_ATTRS:
+            self.add(f"{_dotted(node) or node.attr} (streams, synchronisation, caches or benchmark helpers)", node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and _root(node) in self.modules:
+            self.add(f"an assignment to {_dotted(node)}, which monkeypatches an imported module", node)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.add("a global statement (state kept across calls)", node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.MatMult) and not self.in_jit:
+            self.add("the @ operator (a library matmul)", node)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if not self.in_jit and isinstance(node.func, ast.Attribute):
+            dotted = _dotted(node.func)
+            root = _root(node.func)
+            if dotted.startswith("torch.") and node.func.attr not in TORCH_ALLOWED:
+                self.add(f"the library call {dotted} (a fallback)", node)
+            elif root not in self.modules and node.func.attr in FALLBACK_METHODS:
+                self.add(f"the tensor method .{node.func.attr}() (a library fallback)", node)
+            elif root in self.modules and root not in ("triton", "tl", "math", "functools", "typing", "torch"):
+                if node.func.attr in FALLBACK_METHODS:
+                    self.add(f"the library call {dotted} (a fallback)", node)
+        self.generic_visit(node)
+
+
+def _scan(src: str, where: str) -> List[Tuple[str, int]]:
+    tree = ast.parse(src, filename=where)
+    s = _Scan()
+    s.visit(tree)
+    return s.found
+
+
+def check(candidate: str, baseline: str) -> Optional[str]:
+    try:
+        found = _scan(candidate, "candidate")
+    except SyntaxError as e:
+        return f"The candidate is not valid Python: line {e.lineno}: {e.msg}."
+    try:
+        base = {w for w, _ in _scan(baseline, "baseline")}
+    except SyntaxError:
+        base = set()
+    lines = candidate.split("\n")
+    for what, line in found:
+        if what in base:
+            continue
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        return f"The candidate uses {what} on line {line}: `{text[:160]}`; kernels may not do that."
+    return None
