@@ -16,3 +16,9 @@ const targets = [
 const { existsSync } = await import('node:fs');
 await Promise.all(targets.filter((t) => existsSync(t.entryPoints[0])).map((t) => build(t)));
 if (watch) console.error('watch mode is not supported; rerun npm run build');
+
+// The extension finds kernels with tree-sitter: the runtime and the grammars travel next to the bundle.
+const { mkdirSync, copyFileSync } = await import('node:fs');
+mkdirSync('dist/wasm', { recursive: true });
+copyFileSync('node_modules/web-tree-sitter/tree-sitter.wasm', 'dist/wasm/web-tree-sitter.wasm');
+for (const g of ['python', 'cpp']) copyFileSync(`node_modules/@vscode/tree-sitter-wasm/wasm/tree-sitter-${g}.wasm`, `dist/wasm/tree-sitter-${g}.wasm`);

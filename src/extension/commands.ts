@@ -1,0 +1,228 @@
+// The commands: evolve / profile the kernel at the cursor, stop, resume, check hosts, set the API key,
+// and the candidate actions (preview, accept, dismiss, profile report) behind the CodeLens and the panel.
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { LlmClient } from '../engine/llm/llmClient';
+import { loadSpec, type KernelSpec } from '../engine/spec';
+import type { HostOptions } from '../remote/hostConfig';
+import { createHosts } from '../remote/hostConfig';
+import '../remote/hosts';
+import { applyEdits, planAccept } from './acceptPlan';
+import type { ApiKeyStore } from './apiKey';
+import { candidateUri } from './candidateDocuments';
+import { kernelAtCursor, UserFacingError, type KernelTarget } from './kernelAtCursor';
+import { grammarFor, KernelLocator } from './kernelLocator';
+import { profileReportMarkdown } from './profileReport';
+import type { ReportDocuments } from './reportDocuments';
+import type { RunManager } from './runManager';
+import { readSettings, reportSettingsError, type EvolveSettings } from './settings';
+import type { SidePanel } from './sidePanel';
+import { draftSpec } from './specDraft';
+import { refineSpecWithLlm } from './specDraftLlm';
+import { findSpecs } from './specLocator';
+
+export interface CommandContext {
+  runs: RunManager;
+  panel: SidePanel;
+  reports: ReportDocuments;
+  apiKey: ApiKeyStore;
+  log: vscode.OutputChannel;
+}
+
+const SPEC_SEARCH_EXCLUDE = '{**/node_modules/**,**/.kernelevolve/**,**/.git/**,**/.venv/**,**/site-packages/**}';
+
+/** Host prompts through the editor: trust an unknown host key (never a mismatched one), unlock a key. */
+export function editorHostOptions(): HostOptions {
+  return {
+    onUnknownHostKey: async (host, fingerprint) => (await vscode.window.showWarningMessage(
+      `KernelEvolve: ${host} offers a host key that is not in known_hosts (${fingerprint}). Trust it and record it?`,
+      { modal: true }, 'Trust and Connect')) === 'Trust and Connect',
+    askPassphrase: async (keyFile) => vscode.window.showInputBox({
+      title: 'KernelEvolve: SSH key passphrase', prompt: `Passphrase for ${keyFile}`, password: true, ignoreFocusOut: true,
+    }),
+  };
+}
+
+function requireTrust(): void {
+  if (!vscode.workspace.isTrusted) {
+    throw new UserFacingError('KernelEvolve compiles and runs code, which this untrusted workspace does not allow. Trust the workspace to evolve or profile kernels.');
+  }
+}
+
+/** The spec of the kernel: found by content in the workspace, or drafted next to the source for review. */
+async function specFor(ctx: CommandContext, target: KernelTarget, settings: EvolveSettings): Promise<KernelSpec | undefined> {
+  const sourcePath = target.document.uri.fsPath;
+  const files = (await vscode.workspace.findFiles('**/*.py', SPEC_SEARCH_EXCLUDE, 5000)).map((u) => u.fsPath);
+  // The folder of the source is searched even when it is outside the workspace.
+  const beside = (await fs.readdir(path.dirname(sourcePath)).catch(() => [])).filter((f) => f.endsWith('.py')).map((f) => path.join(path.dirname(sourcePath), f));
+  const specs = await findSpecs([...new Set([...files, ...beside])], sourcePath, target.site.name);
+  if (specs.length) return loadSpec(specs[0].specPath);
+
+  let draft = draftSpec(target.site, sourcePath, target.document.getText());
+  let how = 'from its signature';
+  if (settings.model) {
+    const client = new LlmClient({ model: settings.model, baseURL: settings.baseURL, apiKey: await ctx.apiKey.get(), timeoutS: 120, maxRetries: 1 });
+    const refined = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `KernelEvolve: drafting a spec for ${target.site.name} with ${settings.model}…` },
+      () => refineSpecWithLlm(client, draft, path.basename(sourcePath), target.document.getText(), target.site.name));
+    draft = refined;
+    how = refined.refined ? `with ${settings.model}` : `from its signature (the LLM could not help: ${refined.note})`;
+  }
+  let specPath = path.join(path.dirname(sourcePath), draft.fileName);
+  for (let i = 2; await fs.access(specPath).then(() => true, () => false); i++) specPath = path.join(path.dirname(sourcePath), draft.fileName.replace(/\.py$/, `_${i}.py`));
+  await fs.writeFile(specPath, draft.text, 'utf8');
+  await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(specPath), { preview: false });
+  void vscode.window.showInformationMessage(
+    `KernelEvolve found no spec for ${target.site.name} and drafted ${path.basename(specPath)} ${how}. Review its shapes, inputs and launch(), then run Evolve again.`);
+  return undefined;
+}
+
+async function withErrors<T>(what: string, fn: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof UserFacingError) void vscode.window.showWarningMessage(`KernelEvolve: ${e.message}`);
+    else if ((e as Error).name === 'ConfigError') await reportSettingsError(e);
+    else void vscode.window.showErrorMessage(`KernelEvolve: ${what} failed: ${(e as Error).message}`);
+    return undefined;
+  }
+}
+
+export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
+  const { runs, panel, reports } = ctx;
+  const reg = (id: string, fn: (...args: any[]) => Promise<unknown>) => vscode.commands.registerCommand(id, fn);
+
+  const evolve = (uri?: vscode.Uri, line?: number, character?: number) => withErrors('Evolve', async () => {
+    requireTrust();
+    const target = await kernelAtCursor(uri, line, character);
+    const settings = readSettings(target.document.uri);
+    const spec = await specFor(ctx, target, settings);
+    if (!spec) return undefined;
+    if (target.document.isDirty) await target.document.save(); // the hosts read the file from disk
+    const runId = await runs.start({ spec, settings, apiKey: await ctx.apiKey.get(), hostOptions: editorHostOptions() });
+    await panel.reveal(runId);
+    return runId;
+  });
+
+  const resume = (runId?: string) => withErrors('Resume', async () => {
+    requireTrust();
+    const candidates = runs.headers().filter((r) => !runs.isActive(r.runId) && r.status !== 'running' || r.status === 'interrupted');
+    const id = runId ?? (await vscode.window.showQuickPick(candidates.map((r) => ({ label: `${r.kernel} · ${r.runId}`, description: `${r.status}${r.reason ? ' (' + r.reason + ')' : ''} · ${r.evaluated} evaluated`, runId: r.runId })),
+      { title: 'KernelEvolve: Resume Run', placeHolder: candidates.length ? 'Pick a run to continue' : 'No stopped run in this workspace' }))?.runId;
+    if (!id) return undefined;
+    const run = runs.get(id);
+    if (!run) throw new UserFacingError(`There is no run ${id} in this workspace's run store.`);
+    if (runs.isActive(id)) throw new UserFacingError(`Run ${id} is still running.`);
+    const spec = await loadSpec(run.view.specPath);
+    const settings = readSettings(vscode.Uri.file(spec.sourcePath));
+    await runs.start({ spec, settings, apiKey: await ctx.apiKey.get(), hostOptions: editorHostOptions() }, id);
+    await panel.reveal(id);
+    return id;
+  });
+
+  const stop = (runId?: string) => withErrors('Stop', async () => {
+    const active = runs.activeRuns();
+    const id = runId ?? (active.length <= 1 ? active[0]?.runId : (await vscode.window.showQuickPick(active.map((r) => ({ label: `${r.view.kernel} · ${r.runId}`, runId: r.runId })), { title: 'KernelEvolve: Stop Run' }))?.runId);
+    if (!id) {
+      void vscode.window.showInformationMessage('KernelEvolve: no run is in progress.');
+      return false;
+    }
+    return runs.stop(id);
+  });
+
+  const preview = (runId: string, id: string) => withErrors('Preview', async () => {
+    const run = runs.get(runId);
+    const c = run?.candidates.get(id);
+    const base = run?.baseline;
+    if (!run || !c || !base) throw new UserFacingError(`Candidate ${id} of run ${runId} is not known.`);
+    const title = `${run.view.kernel}: baseline ↔ ${id}${c.verdict?.speedup ? ` (${c.verdict.speedup.toFixed(2)}x)` : ''}`;
+    await vscode.commands.executeCommand('vscode.diff', candidateUri(runId, base.id, run.view.sourcePath), candidateUri(runId, id, run.view.sourcePath), title, { preview: true });
+  });
+
+  const accept = (runId: string, id: string) => withErrors('Accept', async () => {
+    const run = runs.get(runId);
+    const c = run?.candidates.get(id);
+    const base = run?.baseline;
+    if (!run || !c || !base) throw new UserFacingError(`Candidate ${id} of run ${runId} is not known.`);
+    const uri = vscode.Uri.file(run.view.sourcePath);
+    const doc = await vscode.workspace.openTextDocument(uri).then(undefined, () => undefined);
+    if (!doc) throw new UserFacingError(`${run.view.sourcePath} no longer exists; the variant cannot be applied.`);
+    const grammar = grammarFor(doc.languageId) ?? grammarFor(doc.fileName) ?? 'cpp';
+    const plan = planAccept({ locator: await KernelLocator.get(), grammar, kernel: run.view.kernel, fileLabel: path.basename(uri.fsPath), baseline: base.source, candidate: c.source, current: doc.getText() });
+    if (!plan.ok) throw new UserFacingError(plan.reason);
+    const edit = new vscode.WorkspaceEdit();
+    for (const e of plan.edits) edit.replace(uri, new vscode.Range(doc.positionAt(e.start), doc.positionAt(e.end)), e.text);
+    const expected = applyEdits(doc.getText(), plan.edits);
+    if (!(await vscode.workspace.applyEdit(edit))) throw new UserFacingError(`VS Code refused the edit to ${path.basename(uri.fsPath)} (is it read-only?).`);
+    if (doc.getText() !== expected) ctx.log.appendLine(`Accept ${runId}/${id}: the document differs from the planned text after the edit.`);
+    await doc.save();
+    await vscode.window.showTextDocument(doc, { preview: false });
+    await runs.dismiss(runId, id); // accepted: the lens has done its job
+    void vscode.window.showInformationMessage(`KernelEvolve: applied ${id} (${c.verdict?.speedup?.toFixed(2) ?? '?'}x) to ${run.view.kernel}${plan.relocated ? ' (found again after your edits)' : ''}. Undo (Ctrl+Z) reverts it.`);
+    return true;
+  });
+
+  const dismiss = (runId: string, id: string) => withErrors('Dismiss', () => runs.dismiss(runId, id));
+
+  const profileReport = (runId: string, id: string) => withErrors('Profile report', async () => {
+    const run = runs.get(runId);
+    const c = run?.candidates.get(id);
+    if (!run || !c) throw new UserFacingError(`Candidate ${id} of run ${runId} is not known.`);
+    await reports.open(`${runId}/${id}`, `${run.view.kernel}-${id}-profile`, profileReportMarkdown(`${run.view.kernel} — ${id}`, c.verdict, c));
+  });
+
+  const profileAtCursor = (uri?: vscode.Uri, line?: number, character?: number) => withErrors('Profile', async () => {
+    requireTrust();
+    const target = await kernelAtCursor(uri, line, character);
+    const settings = readSettings(target.document.uri);
+    const spec = await specFor(ctx, target, settings);
+    if (!spec) return undefined;
+    if (target.document.isDirty) await target.document.save();
+    const [host] = createHosts(settings.config, [], editorHostOptions());
+    try {
+      const verdict = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `KernelEvolve: profiling ${target.site.name} on ${host.name}…`, cancellable: true },
+        (_p, token) => {
+          const ac = new AbortController();
+          token.onCancellationRequested(() => ac.abort());
+          return host.evaluate({ id: `profile-${Date.now().toString(36)}`, specPath: spec.specPath, baselinePath: spec.sourcePath, candidateSource: target.document.getText(), candidateFileName: path.basename(spec.sourcePath), profile: true }, ac.signal);
+        });
+      await reports.open(`profile-${Date.now().toString(36)}`, `${target.site.name}-profile`, profileReportMarkdown(`${target.site.name} as it stands (${host.name})`, verdict));
+      return verdict;
+    } finally {
+      await host.dispose();
+    }
+  });
+
+  const checkHosts = () => withErrors('Check Hosts', async () => {
+    const settings = readSettings();
+    const hosts = createHosts(settings.config, [], editorHostOptions());
+    try {
+      const checks = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `KernelEvolve: checking ${hosts.length} host(s)…` },
+        () => Promise.all(hosts.map((h) => h.check().catch((e: Error) => ({ host: h.name, reachable: false, facts: {}, error: e.message })))));
+      ctx.log.appendLine(`Hosts checked ${new Date().toISOString()}:`);
+      for (const c of checks) ctx.log.appendLine(`  ${c.host}: ${c.reachable ? 'reachable' : 'UNREACHABLE'}${c.error ? ' — ' + c.error : ''} ${Object.entries(c.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+      ctx.log.show(true);
+      const bad = checks.filter((c) => !c.reachable);
+      const summary = checks.map((c) => `${c.host} ${c.reachable ? '✓' : '✗'}`).join(', ');
+      if (bad.length) void vscode.window.showWarningMessage(`KernelEvolve hosts: ${summary}. ${bad.map((b) => `${b.host}: ${b.error ?? 'unreachable'}`).join('; ')}`);
+      else void vscode.window.showInformationMessage(`KernelEvolve hosts: ${summary}.`);
+      return checks;
+    } finally {
+      await Promise.all(hosts.map((h) => h.dispose()));
+    }
+  });
+
+  return [
+    reg('kernelEvolve.evolveAtCursor', evolve),
+    reg('kernelEvolve.stop', stop),
+    reg('kernelEvolve.resume', resume),
+    reg('kernelEvolve.profileAtCursor', profileAtCursor),
+    reg('kernelEvolve.checkHosts', checkHosts),
+    reg('kernelEvolve.setApiKey', () => ctx.apiKey.promptAndStore()),
+    reg('kernelEvolve.previewCandidate', preview),
+    reg('kernelEvolve.acceptCandidate', accept),
+    reg('kernelEvolve.dismissCandidate', dismiss),
+    reg('kernelEvolve.showProfileReport', profileReport),
+    reg('kernelEvolve.showPanel', () => panel.reveal()),
+  ];
+}

@@ -1,0 +1,48 @@
+// CodeLenses over each kernel: "Evolve | Profile" always, and, once a run found a faster correct variant,
+// "1.84x faster variant — Preview | Accept | Dismiss".
+import * as vscode from 'vscode';
+import { DisposableStore } from './disposables';
+import { grammarFor, KernelLocator } from './kernelLocator';
+import type { RunManager } from './runManager';
+
+export class KernelCodeLens implements vscode.CodeLensProvider, vscode.Disposable {
+  private readonly store = new DisposableStore();
+  private readonly changed = this.store.add(new vscode.EventEmitter<void>());
+  readonly onDidChangeCodeLenses = this.changed.event;
+
+  constructor(private readonly runs: RunManager) {
+    this.store.add(runs.onDidChangeRuns(() => this.changed.fire()));
+    this.store.add(runs.onDidUpdate((d) => { if (d.header?.best || d.header?.status) this.changed.fire(); }));
+  }
+
+  async provideCodeLenses(doc: vscode.TextDocument): Promise<vscode.CodeLens[]> {
+    const grammar = grammarFor(doc.languageId) ?? grammarFor(doc.fileName);
+    if (!grammar || doc.uri.scheme !== 'file') return [];
+    const locator = await KernelLocator.get();
+    const lenses: vscode.CodeLens[] = [];
+    for (const k of locator.find(doc.getText(), grammar)) {
+      const range = new vscode.Range(k.startLine, 0, k.startLine, 0);
+      const best = this.runs.bestFor(doc.uri.fsPath, k.name);
+      if (best) {
+        const args = [best.run.runId, best.candidate.id];
+        const speedup = best.candidate.verdict?.speedup ?? 1;
+        lenses.push(
+          new vscode.CodeLens(range, { title: `$(rocket) ${speedup.toFixed(2)}x faster variant — Preview`, command: 'kernelEvolve.previewCandidate', arguments: args }),
+          new vscode.CodeLens(range, { title: 'Accept', command: 'kernelEvolve.acceptCandidate', arguments: args }),
+          new vscode.CodeLens(range, { title: 'Dismiss', command: 'kernelEvolve.dismissCandidate', arguments: args }),
+        );
+      }
+      const pos = doc.positionAt(k.start);
+      const at = [doc.uri, pos.line, pos.character];
+      lenses.push(
+        new vscode.CodeLens(range, { title: `KernelEvolve: Evolve ${k.name}`, command: 'kernelEvolve.evolveAtCursor', arguments: at }),
+        new vscode.CodeLens(range, { title: 'Profile', command: 'kernelEvolve.profileAtCursor', arguments: at }),
+      );
+    }
+    return lenses;
+  }
+
+  dispose(): void {
+    this.store.dispose();
+  }
+}

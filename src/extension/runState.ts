@@ -1,0 +1,96 @@
+// One run as the editor sees it: the panel's view (rows without sources) kept up to date from the engine's
+// events, plus the candidates themselves for details, previews and accepting. Each event becomes one delta
+// that is applied here and forwarded to the panel, so the host's state is always what the panel would show.
+import type { Candidate } from '../engine/candidate';
+import type { EngineEvent } from '../engine/events';
+import type { CandidateRow, RunDelta, RunHeader, RunStatus, RunView } from '../protocol';
+import { applyDelta, rowIndex } from '../webview/runModel';
+
+export function rowOf(c: Candidate): CandidateRow {
+  return {
+    id: c.id,
+    parents: c.parents,
+    operator: c.operator,
+    mode: c.mode,
+    state: c.state,
+    status: c.verdict?.status,
+    speedup: c.verdict?.status === 'ok' ? c.verdict.speedup : undefined,
+    host: c.placement?.host ?? c.verdict?.host,
+    reason: c.verdict?.reason,
+    proposedAt: c.timings.proposedAt,
+    finishedAt: c.timings.finishedAt,
+  };
+}
+
+export class RunState {
+  readonly view: RunView;
+  readonly candidates = new Map<string, Candidate>();
+  private readonly index: Map<string, number>;
+
+  constructor(header: RunHeader, candidates: readonly Candidate[] = [], points: RunView['bestOverTime'] = []) {
+    this.view = { ...header, candidates: [], bestOverTime: [...points], log: [] };
+    this.index = rowIndex(this.view);
+    for (const c of candidates) this.candidates.set(c.id, c);
+    applyDelta(this.view, { runId: header.runId, rows: candidates.map(rowOf) }, this.index);
+  }
+
+  get runId(): string {
+    return this.view.runId;
+  }
+
+  header(): RunHeader {
+    const { candidates: _c, bestOverTime: _b, log: _l, ...h } = this.view;
+    return h;
+  }
+
+  /** The source the run started from (candidate c0000, the baseline). */
+  get baseline(): Candidate | undefined {
+    return [...this.candidates.values()].find((c) => c.operator === 'baseline' || c.parents.length === 0);
+  }
+
+  best(): Candidate | undefined {
+    const id = this.view.best?.id;
+    return id ? this.candidates.get(id) : undefined;
+  }
+
+  apply(delta: RunDelta): RunDelta {
+    applyDelta(this.view, delta, this.index);
+    return delta;
+  }
+
+  /** Turns an engine event into the delta the panel needs (undefined when nothing visible changed). */
+  onEvent(ev: EngineEvent): RunDelta | undefined {
+    const runId = this.runId;
+    const delta = ((): RunDelta | undefined => {
+      switch (ev.type) {
+        case 'run-started':
+          return { runId, header: { runDir: ev.runDir, specPath: ev.specPath, kernel: ev.kernel, status: 'running', reason: undefined } };
+        case 'candidate-proposed':
+        case 'candidate-evaluated':
+          this.candidates.set(ev.candidate.id, ev.candidate);
+          return { runId, rows: [rowOf(ev.candidate)] };
+        case 'candidate-started': {
+          const c = this.candidates.get(ev.id);
+          if (c) c.state = 'evaluating';
+          return { runId, rows: [{ ...(c ? rowOf(c) : { id: ev.id, parents: [], operator: '?', proposedAt: ev.at }), state: 'evaluating', host: ev.host }] };
+        }
+        case 'best-improved':
+          return { runId, header: { best: { id: ev.id, speedup: ev.speedup } }, points: [{ t: Math.max(0, ev.at - this.view.startedAt), speedup: ev.speedup, id: ev.id }] };
+        case 'proposal-invalid':
+          return { runId, header: { invalidProposals: this.view.invalidProposals + 1 }, log: [{ level: 'warn', message: `${ev.invalid.operator}: ${ev.invalid.reason}`, at: ev.at }] };
+        case 'progress':
+          return { runId, header: { evaluated: ev.evaluated, budget: ev.budget ?? this.view.budget, etaS: ev.etaS } };
+        case 'log':
+          return { runId, log: [{ level: ev.level, message: ev.message, at: ev.at }] };
+        case 'run-finished': {
+          const status: RunStatus = ev.reason === 'stopped' ? 'stopped' : ev.reason === 'error' ? 'failed' : 'finished';
+          const best = ev.summary.best && ev.summary.best.status === 'ok' ? { id: ev.summary.best.id, speedup: ev.summary.best.speedup } : this.view.best;
+          return { runId, header: { status, reason: ev.reason, best, etaS: undefined } };
+        }
+        default:
+          return undefined;
+      }
+    })();
+    return delta && this.apply(delta);
+  }
+}

@@ -1,0 +1,149 @@
+// The side panel: the run picker and progress, the best-speedup chart, the lineage tree, the candidate
+// table and the selected candidate's details. State comes from the host (snapshot after `ready`, then
+// deltas); the panel keeps nothing the host cannot replay.
+import {
+  AcceptCandidate, CandidateFocused, GetCandidateDetails, OpenProfileReport, PreviewCandidate, ResumeRun,
+  RunsListed, RunUpdated, SelectRun, StateSnapshot, StopRun, type RunHeader, type RunView,
+} from '../protocol';
+import { CandidateTable } from './candidateTable';
+import { renderDetails } from './candidateDetails';
+import { clear, h } from './dom';
+import { LineageTree } from './lineageTree';
+import type { PanelClient } from './panelClient';
+import { applyDelta, formatSpeedup, rowIndex } from './runModel';
+import { SpeedupChart } from './speedupChart';
+
+export class PanelApp {
+  private runs: RunHeader[] = [];
+  private run: RunView | undefined;
+  private index = new Map<string, number>();
+  private selected: string | undefined;
+  private readonly table: CandidateTable;
+  private readonly chart = new SpeedupChart();
+  private readonly tree: LineageTree;
+  private readonly header = h('div', { class: 'run-header', 'data-testid': 'run-header' });
+  private readonly runPicker = h('div', { class: 'run-picker' });
+  private readonly details = h('div', { class: 'details', 'data-testid': 'details' });
+  private readonly empty = h('div', { class: 'empty', 'data-testid': 'empty-state' },
+    h('p', {}, 'No runs yet.'),
+    h('p', {}, 'Put the cursor in a kernel (a @triton.jit function, a CUDA __global__ function or an extern "C" C++ function) and run "KernelEvolve: Evolve Kernel at Cursor".'));
+  private treeScheduled = false;
+
+  constructor(private readonly root: HTMLElement, private readonly client: PanelClient, private readonly schedule: (fn: () => void) => void = (fn) => requestAnimationFrame(fn)) {
+    this.table = new CandidateTable((id) => this.selectCandidate(id), schedule);
+    this.tree = new LineageTree((id) => this.selectCandidate(id));
+    client.on(StateSnapshot, (p) => {
+      this.runs = p.runs;
+      this.run = p.run;
+      this.index = p.run ? rowIndex(p.run) : new Map();
+      if (this.selected && !this.index.has(this.selected)) this.selected = undefined;
+      this.renderAll();
+    });
+    client.on(RunsListed, (p) => { this.runs = p.runs; this.renderPicker(); });
+    client.on(RunUpdated, (delta) => {
+      const inList = this.runs.find((r) => r.runId === delta.runId);
+      if (inList && delta.header) Object.assign(inList, delta.header);
+      if (!this.run || delta.runId !== this.run.runId) { this.renderPicker(); return; }
+      applyDelta(this.run, delta, this.index);
+      if (delta.rows?.length) { this.table.upsert(delta.rows); this.scheduleTree(); }
+      if (delta.header || delta.points?.length) { this.renderHeader(); this.renderChart(); }
+      if (delta.rows?.some((r) => r.id === this.selected && r.state === 'done')) void this.loadDetails(this.selected!);
+    });
+    client.on(CandidateFocused, (p) => {
+      if (this.run?.runId === p.runId) { this.table.reveal(p.id); this.selectCandidate(p.id); }
+    });
+    root.append(
+      h('div', { class: 'panel' },
+        this.runPicker, this.empty, this.header,
+        h('vscode-collapsible', { title: 'Best speedup over time', open: true, class: 'chart-section' }, this.chart.element),
+        h('vscode-collapsible', { title: 'Candidates', open: true, class: 'table-section' }, this.table.element),
+        h('vscode-collapsible', { title: 'Lineage', class: 'lineage-section' }, this.tree.element),
+        this.details));
+  }
+
+  get tableView(): CandidateTable { return this.table; }
+
+  selectCandidate(id: string): void {
+    this.selected = id;
+    this.table.select(id);
+    this.scheduleTree();
+    void this.loadDetails(id);
+  }
+
+  private async loadDetails(id: string): Promise<void> {
+    if (!this.run) return;
+    const runId = this.run.runId;
+    const d = await this.client.request(GetCandidateDetails, { runId, id });
+    if (this.selected !== id || this.run?.runId !== runId) return; // a later selection won
+    renderDetails(this.details, d, {
+      preview: (c) => this.client.send(PreviewCandidate, { runId, id: c }),
+      accept: (c) => this.client.send(AcceptCandidate, { runId, id: c }),
+      profileReport: (c) => this.client.send(OpenProfileReport, { runId, id: c }),
+    });
+  }
+
+  private scheduleTree(): void {
+    if (this.treeScheduled) return;
+    this.treeScheduled = true;
+    this.schedule(() => {
+      this.treeScheduled = false;
+      if (this.run) this.tree.render(this.run.candidates, this.selected);
+    });
+  }
+
+  private renderAll(): void {
+    const has = !!this.run;
+    this.empty.hidden = has || this.runs.length > 0;
+    this.renderPicker();
+    this.renderHeader();
+    this.renderChart();
+    this.table.setRows(this.run?.candidates ?? []);
+    this.table.select(this.selected);
+    if (this.run) this.tree.render(this.run.candidates, this.selected);
+    if (this.selected) void this.loadDetails(this.selected);
+    else renderDetails(this.details, undefined, { preview() {}, accept() {}, profileReport() {} });
+  }
+
+  private renderPicker(): void {
+    clear(this.runPicker);
+    if (!this.runs.length) return;
+    const select = h('select', { 'data-testid': 'run-picker', 'aria-label': 'Run',
+      onchange: (e: Event) => this.client.send(SelectRun, { runId: (e.target as HTMLSelectElement).value }) });
+    for (const r of [...this.runs].sort((a, b) => b.startedAt - a.startedAt)) {
+      const opt = h('option', { value: r.runId }, `${r.kernel} · ${r.runId} · ${r.status}${r.best ? ' · ' + formatSpeedup(r.best.speedup) : ''}`);
+      if (r.runId === this.run?.runId) opt.selected = true;
+      select.append(opt);
+    }
+    this.runPicker.append(select);
+  }
+
+  private renderHeader(): void {
+    clear(this.header);
+    const r = this.run;
+    this.header.hidden = !r;
+    if (!r) return;
+    const pct = r.budget ? Math.min(100, (100 * r.evaluated) / r.budget) : undefined;
+    this.header.dataset.status = r.status;
+    this.header.append(
+      h('div', { class: 'title' }, h('strong', {}, r.kernel), ' ', h('vscode-badge', { 'data-testid': 'run-status' }, r.status),
+        r.reason && r.status !== 'running' ? h('span', { class: 'reason' }, ` (${r.reason})`) : ''),
+      h('div', { class: 'progress-line', 'data-testid': 'progress' },
+        `${r.evaluated}${r.budget ? '/' + r.budget : ''} evaluated · best `,
+        h('span', { 'data-testid': 'best-speedup' }, r.best ? formatSpeedup(r.best.speedup) : '—'),
+        r.invalidProposals ? ` · ${r.invalidProposals} invalid proposals` : '',
+        r.etaS !== undefined && r.status === 'running' ? ` · ETA ${Math.round(r.etaS)} s` : ''),
+      pct !== undefined && r.status === 'running' ? h('vscode-progress-bar', { value: pct, max: 100 }) : '',
+      h('div', { class: 'run-actions' },
+        r.status === 'running'
+          ? h('vscode-button', { secondary: true, 'data-testid': 'stop-run', onclick: () => this.client.send(StopRun, { runId: r.runId }) }, 'Stop')
+          : h('vscode-button', { secondary: true, 'data-testid': 'resume-run', onclick: () => this.client.send(ResumeRun, { runId: r.runId }) }, 'Resume'),
+        r.best ? h('vscode-button', { 'data-testid': 'select-best', onclick: () => this.selectCandidate(r.best!.id) }, 'Show best') : ''),
+      r.log.length ? h('div', { class: `last-log ${r.log[r.log.length - 1].level}` }, r.log[r.log.length - 1].message) : '');
+  }
+
+  private renderChart(): void {
+    if (!this.run) return;
+    const end = this.run.status === 'running' ? Date.now() - this.run.startedAt : Math.max(0, ...this.run.bestOverTime.map((p) => p.t), ...this.run.candidates.map((c) => (c.finishedAt ?? c.proposedAt) - this.run!.startedAt));
+    this.chart.render(this.run.bestOverTime, end);
+  }
+}

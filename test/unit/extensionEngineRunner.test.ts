@@ -1,0 +1,54 @@
+// The editor's path to the engine without the editor: a real run on the local host (real g++, real
+// harness) reported as panel deltas, then read back from the run store as a reloaded window would.
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { EngineEvent } from '../../src/engine/events';
+import { listStoredRuns, runEvolution } from '../../src/extension/engineRunner';
+import { RunState } from '../../src/extension/runState';
+import type { RunDelta } from '../../src/protocol';
+import { DEFAULT_CONFIG } from '../../src/remote/hostConfig';
+
+const ws = mkdtempSync(path.join(tmpdir(), 'ke-runner-'));
+afterAll(() => rmSync(ws, { recursive: true, force: true }));
+
+describe('engineRunner', () => {
+  it('runs the tuner on a CPU kernel, streams deltas, and the stored run reads back the same', async () => {
+    cpSync(path.resolve('examples/cpp/matmul_blocked'), path.join(ws, 'matmul_blocked'), { recursive: true, filter: (src) => !src.includes('candidates') });
+    const storeRoot = path.join(ws, '.kernelevolve', 'runs');
+    let state: RunState | undefined;
+    const deltas: RunDelta[] = [];
+    const events: EngineEvent[] = [];
+    const summary = await runEvolution({
+      specPath: path.join(ws, 'matmul_blocked', 'spec.py'),
+      settings: { config: DEFAULT_CONFIG, operators: ['tune'], budget: 4 },
+      storeRoot,
+      signal: new AbortController().signal,
+      onEvent: (ev) => {
+        events.push(ev);
+        if (ev.type === 'run-started') {
+          state = new RunState({ runId: ev.runId, runDir: ev.runDir, kernel: ev.kernel, specPath: ev.specPath, sourcePath: path.join(ws, 'matmul_blocked', 'matmul.cpp'), status: 'running', startedAt: ev.at, evaluated: 0, invalidProposals: 0 });
+        }
+        const d = state?.onEvent(ev);
+        if (d) deltas.push(d);
+      },
+    });
+    expect(events[0].type).toBe('run-started');
+    expect(events.at(-1)?.type).toBe('run-finished');
+    expect(state!.view.status).toBe('finished');
+    expect(state!.view.candidates.length).toBe(summary.candidates);
+    expect(state!.view.candidates.every((r) => r.state === 'done' && r.status)).toBe(true);
+    expect(deltas.some((d) => d.rows?.some((r) => r.state === 'evaluating'))).toBe(true);
+    expect(state!.baseline?.id).toBe('c0000');
+
+    const [stored] = await listStoredRuns(storeRoot);
+    expect(stored.header.runId).toBe(summary.runId);
+    expect(stored.header.status).toBe('finished');
+    expect(stored.candidates.map((c) => c.id).sort()).toEqual(state!.view.candidates.map((r) => r.id).sort());
+    const reloaded = new RunState(stored.header, stored.candidates, stored.points);
+    expect(reloaded.view.candidates.map((r) => [r.id, r.status])).toEqual(
+      [...state!.view.candidates].sort((a, b) => a.id.localeCompare(b.id)).map((r) => [r.id, r.status]));
+    if (summary.best?.status === 'ok' && summary.best.speedup > 1) expect(stored.header.best?.id).toBe(summary.best.id);
+  }, 240_000);
+});
