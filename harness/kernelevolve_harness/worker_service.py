@@ -215,6 +215,10 @@ class Worker:
         try:
             if outcome == "requeue" or (outcome == "withdrawn"):
                 return
+            if not path.exists():
+                # The claim is the lease: the host took the job back (this worker looked dead) and
+                # another worker judges it, so this verdict is dropped.
+                return
             result: Dict[str, Any] = {
                 "name": name[:-5], "id": job.get("id"), "worker": self.id, "job_id": self.job_id,
                 "node": self.node, "device": self.device, "ready_at": job.get("ready_at"), "queued_at": queued_at,

@@ -112,6 +112,13 @@ class CudaBackend(CppBackend):
         return Build(ok=True, artifact=out, stats=stats,
                      log="\n".join(l for l in log.splitlines() if "ptxas info" not in l and l.strip()))
 
+    def load(self, artifact: str, kernel: str) -> Any:
+        import ctypes
+        import torch  # initialises CUDA in this process before the library's first launch
+        torch.cuda.init()
+        # KERNEL is the __global__ function; the spec's launch calls the extern "C" launcher by its own name.
+        return ctypes.CDLL(artifact, mode=os.RTLD_LOCAL | os.RTLD_NOW)
+
     def synchronize(self) -> None:
         import torch
         torch.cuda.synchronize()
