@@ -3,9 +3,11 @@
 // the run goes on: an unusable answer, an endpoint that is down or slow, or a repeated candidate becomes an
 // InvalidProposal that the engine counts and shows.
 import { promises as fs } from 'node:fs';
+import type { Candidate } from '../candidate';
 import type { EngineEvent } from '../events';
 import type { InvalidProposal, Operator, Proposal, ProposalBatch, ProposalContext } from '../operator';
 import { languageOf, sourceHash } from '../sourceText';
+import { fitness } from '../verdict';
 import type { LlmConfig } from '../../remote/hostConfig';
 import { parseAnswer } from './answerParser';
 import { KnowledgeBase } from './knowledgeBase';
@@ -35,8 +37,10 @@ export interface LlmOperatorOptions {
   workspaceDir?: string;
   /** This run's folder, left out of the past wins. */
   runDir?: string;
-  /** Receives `usage` after every answer and `log` lines (retries, endpoint trouble). */
+  /** Receives `log` lines (retries, endpoint trouble); usage goes back in each ProposalBatch. */
   onEvent?: (event: EngineEvent) => void;
+  /** Every Nth refinement of a correct parent crosses it with another good candidate (default 4; 0: never). */
+  crossoverEvery?: number;
   /** Prices per model (USD per million tokens), over the built-in table. */
   prices?: Record<string, ModelPrice>;
   /** A ready client (tests, or a front end that shares one). */
@@ -57,6 +61,8 @@ export interface LlmOperatorStats {
 
 export class LlmOperator implements Operator {
   readonly name = 'llm';
+  /** The selection policy may hand this operator failed candidates: it can repair them. */
+  readonly repairs = true;
   readonly client: LlmClient;
   private readonly kb: KnowledgeBase;
   private readonly meter: UsageMeter;
@@ -66,6 +72,7 @@ export class LlmOperator implements Operator {
   private readonly recentInvalid: string[] = [];
   /** Set after the endpoint refused the key or the model: no more calls, every proposal says why. */
   private disabledReason?: string;
+  private refinements = 0;
   readonly stats: LlmOperatorStats = { calls: 0, proposals: 0, invalid: 0, byMode: { draft: 0, improve: 0, repair: 0, crossover: 0 },
     usage: { promptTokens: 0, completionTokens: 0, calls: 0 } };
 
@@ -83,7 +90,9 @@ export class LlmOperator implements Operator {
   }
 
   async propose(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch> {
-    const mode = chooseMode(ctx.parent, ctx.other);
+    if (this.disabledReason) throw new LlmError(this.disabledReason, 'auth');
+    const other = ctx.other ?? this.crossoverPartner(ctx);
+    const mode = chooseMode(ctx.parent, other);
     const invalid = (reason: string, raw?: string): ProposalBatch => {
       this.stats.invalid += 1;
       this.recentInvalid.push(reason);
@@ -91,8 +100,6 @@ export class LlmOperator implements Operator {
       const item: InvalidProposal = { operator: this.name, reason, ...(raw === undefined ? {} : { raw: raw.slice(0, 4000) }) };
       return { proposals: [], invalid: [item] };
     };
-    if (this.disabledReason) return { ...invalid(this.disabledReason), exhausted: true };
-
     const language = languageOf(ctx.spec.sourcePath);
     const messages = buildPrompt({
       mode,
@@ -103,7 +110,7 @@ export class LlmOperator implements Operator {
       baselineSource: ctx.baselineSource,
       candidates: ctx.candidates,
       parent: ctx.parent,
-      other: mode === 'crossover' ? ctx.other : undefined,
+      other: mode === 'crossover' ? other : undefined,
       notes: this.kb.select({
         hardware: ctx.hardware,
         backend: ctx.spec.backend,
@@ -124,9 +131,10 @@ export class LlmOperator implements Operator {
       if (e instanceof LlmError && e.kind === 'aborted') return { proposals: [] };
       const message = (e as Error).message;
       if (e instanceof LlmError && e.isConfiguration) {
+        // A wrong key or model will not get better: fail now (the engine drops an operator that keeps
+        // failing, with this message) and make no more requests.
         this.disabledReason = message;
-        this.emit({ type: 'log', level: 'error', message: `LLM operator stopped: ${message}`, at: Date.now() });
-        return { ...invalid(message), exhausted: true };
+        throw e;
       }
       this.emit({ type: 'log', level: 'warn', message: `LLM request failed: ${message}`, at: Date.now() });
       return invalid(`no answer from the LLM: ${message}`);
@@ -134,7 +142,6 @@ export class LlmOperator implements Operator {
 
     const usage = this.meter.add(pricedModel(answer.model, this.client.model, this.prices), answer.promptTokens, answer.completionTokens);
     this.stats.usage = this.meter.totals();
-    this.emit({ type: 'usage', ...usage, at: Date.now() });
 
     const parentSource = mode === 'draft' ? ctx.baselineSource : ctx.parent!.source;
     const parsed = parseAnswer({ answer: answer.text, parentSource, kernel: ctx.spec.kernel, language, finishReason: answer.finishReason });
@@ -144,10 +151,41 @@ export class LlmOperator implements Operator {
     }
     const parents = mode === 'draft'
       ? (ctx.candidates[0] ? [ctx.candidates[0].id] : [])
-      : [ctx.parent!.id, ...(mode === 'crossover' && ctx.other ? [ctx.other.id] : [])];
+      : [ctx.parent!.id, ...(mode === 'crossover' && other ? [other.id] : [])];
     const proposal: Proposal = { source: parsed.source, parents, operator: this.name, mode, rationale: parsed.rationale || undefined };
     this.stats.proposals += 1;
     return { proposals: [proposal], usage };
+  }
+
+  /**
+   * The engine names one parent; now and then this operator picks a second one itself: the best correct
+   * candidate outside the parent's own line of descent, so the two carry different ideas.
+   */
+  private crossoverPartner(ctx: ProposalContext): Candidate | undefined {
+    const every = this.options.crossoverEvery ?? 4;
+    const p = ctx.parent;
+    if (!every || !p || fitness(p.verdict) <= 0) return undefined;
+    this.refinements += 1;
+    if (this.refinements % every !== 0) return undefined;
+    const byId = new Map(ctx.candidates.map((c) => [c.id, c]));
+    const lineOf = (c: Candidate): Set<string> => {
+      const ids = new Set<string>();
+      const stack = [c];
+      while (stack.length) {
+        const x = stack.pop()!;
+        if (ids.has(x.id)) continue;
+        ids.add(x.id);
+        for (const id of x.parents) {
+          const up = byId.get(id);
+          if (up) stack.push(up);
+        }
+      }
+      return ids;
+    };
+    const mine = lineOf(p);
+    return ctx.candidates
+      .filter((c) => c.operator !== 'baseline' && fitness(c.verdict) > 1 && !mine.has(c.id) && !lineOf(c).has(p.id))
+      .sort((a, b) => fitness(b.verdict) - fitness(a.verdict))[0];
   }
 
   private emit(event: EngineEvent): void {

@@ -1,9 +1,11 @@
 // Wins from earlier runs in the workspace (`.kernelevolve/runs/*/`), offered to the model as examples of
-// what worked: the same kernel's wins first, then the same backend's. Only what the run store wrote is
-// read; a run folder that cannot be read is skipped (it may be from another version, or half-written).
-import { promises as fs } from 'node:fs';
+// what worked: the same kernel's wins first, then the same backend's. Runs are read through the run store;
+// a folder it cannot read is skipped (another format version, or half-written).
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { RunStore } from '../runStore';
 import type { KernelSpec } from '../spec';
+import { fitness } from '../verdict';
 
 export interface PastWin {
   runId: string;
@@ -29,18 +31,11 @@ export interface PastWinsQuery {
   minSpeedup?: number;
 }
 
-interface StoredCandidate {
-  id?: string;
-  operator?: string;
-  rationale?: string;
-  verdict?: { status?: string; speedup?: number; host?: string };
-}
-
 export async function loadPastWins(q: PastWinsQuery): Promise<PastWin[]> {
   const runsDir = path.join(q.workspaceDir, '.kernelevolve', 'runs');
   let entries: string[];
   try {
-    entries = await fs.readdir(runsDir);
+    entries = await fs.promises.readdir(runsDir);
   } catch {
     return [];
   }
@@ -62,70 +57,21 @@ export async function loadPastWins(q: PastWinsQuery): Promise<PastWin[]> {
 }
 
 async function winsOfRun(runDir: string, q: PastWinsQuery): Promise<PastWin[]> {
-  const run = JSON.parse(await fs.readFile(path.join(runDir, 'run.json'), 'utf8')) as Record<string, any>;
-  const kernel: string = run.kernel ?? run.spec?.kernel ?? '';
-  const backend: string = run.backend ?? run.spec?.backend ?? '';
-  const sourcePath: string | undefined = run.sourcePath ?? run.spec?.sourcePath;
-  const specPath: string | undefined = run.specPath ?? run.spec?.specPath;
-  if (backend && backend !== q.spec.backend) return [];
-  const sameKernel = kernel === q.spec.kernel
-    && ((sourcePath !== undefined && path.resolve(sourcePath) === q.spec.sourcePath) || (specPath !== undefined && path.resolve(specPath) === q.spec.specPath));
-  const candidates = await readCandidates(runDir);
+  if (!fs.existsSync(path.join(runDir, 'run.json'))) return [];
+  const { record, candidates } = RunStore.load(runDir);
+  const spec = record.spec;
+  if (spec.backend !== q.spec.backend) return [];
+  const sameKernel = spec.kernel === q.spec.kernel && path.resolve(spec.sourcePath) === path.resolve(q.spec.sourcePath);
   const minSpeedup = q.minSpeedup ?? 1.05;
   const out: PastWin[] = [];
   for (const c of candidates) {
-    const s = c.verdict?.speedup;
-    if (c.verdict?.status !== 'ok' || typeof s !== 'number' || s < minSpeedup || !c.rationale || c.operator === 'baseline') continue;
+    const s = fitness(c.verdict);
+    if (s < minSpeedup || !c.rationale || c.operator === 'baseline') continue;
     out.push({
-      runId: String(run.runId ?? path.basename(runDir)), runDir, kernel, backend: backend || q.spec.backend,
-      hardware: run.hardware, speedup: s, rationale: c.rationale, operator: c.operator ?? '', sameKernel,
+      runId: record.runId, runDir, kernel: spec.kernel, backend: spec.backend,
+      hardware: record.hosts.find((h) => h.hardware)?.hardware, speedup: s, rationale: c.rationale, operator: c.operator, sameKernel,
     });
   }
   // Within a run, the best few ideas are enough.
   return out.sort((a, b) => b.speedup - a.speedup).slice(0, 3);
-}
-
-/** The run's candidates with their verdicts, from whichever of the store's files are present. */
-async function readCandidates(runDir: string): Promise<StoredCandidate[]> {
-  const byId = new Map<string, StoredCandidate>();
-  const merge = (c: StoredCandidate) => {
-    if (!c || typeof c !== 'object') return;
-    const id = c.id ?? `#${byId.size}`;
-    byId.set(id, { ...byId.get(id), ...c, verdict: c.verdict ?? byId.get(id)?.verdict });
-  };
-  for (const file of ['candidates.jsonl', 'verdicts.jsonl', 'events.jsonl']) {
-    let text: string;
-    try {
-      text = await fs.readFile(path.join(runDir, file), 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
-      try {
-        const rec = JSON.parse(line);
-        if (rec?.candidate) merge(rec.candidate);
-        else if (rec?.verdict && rec?.id) merge({ id: rec.id, verdict: rec.verdict });
-        else merge(rec);
-      } catch {
-        // a torn last line of an interrupted run
-      }
-    }
-  }
-  for (const dirName of ['candidates']) {
-    let files: string[];
-    try {
-      files = await fs.readdir(path.join(runDir, dirName));
-    } catch {
-      continue;
-    }
-    for (const f of files.filter((x) => x.endsWith('.json'))) {
-      try {
-        merge(JSON.parse(await fs.readFile(path.join(runDir, dirName, f), 'utf8')));
-      } catch {
-        // skip
-      }
-    }
-  }
-  return [...byId.values()];
 }

@@ -315,7 +315,8 @@ export function failedStrategies(p: Pick<PromptInputs, 'candidates' | 'parent'>)
     if (!what) continue;
     let line: string | undefined;
     if (c.verdict.status !== 'ok') {
-      line = `${what} -> ${c.verdict.status}: ${clip(c.verdict.reason, 160)}`;
+      const first = firstError(c.verdict.log);
+      line = `${what} -> ${c.verdict.status}: ${clip(c.verdict.reason, 200)}${first && !c.verdict.reason.includes(first) ? ` (${clip(first, 200)})` : ''}`;
     } else {
       const parent = c.parents.map((id) => byId.get(id)).find((x) => x);
       const pf = parent ? fitness(parent.verdict) || (parent.operator === 'baseline' ? 1 : 0) : 1;
@@ -328,6 +329,12 @@ export function failedStrategies(p: Pick<PromptInputs, 'candidates' | 'parent'>)
     if (out.length >= PROMPT_LIMITS.failures) break;
   }
   return out;
+}
+
+/** The first line of a log that names an error, so a summary says what broke. */
+function firstError(log: string | undefined): string | undefined {
+  if (!log) return undefined;
+  return log.split('\n').find((l) => /\berror\b|mismatch|Error:/i.test(l))?.trim();
 }
 
 function speed(v: Verdict | undefined): string {
