@@ -69,7 +69,7 @@ describe('buildPrompt', () => {
 
   it('improve: carries per-shape timings, compile stats, bottleneck and profile, and the right notes', () => {
     const u = user(buildPrompt(inputs({ mode: 'improve', parent: fast })));
-    expect(u).toContain('| n=4097 | 0.0400 | 0.0222 | 1.8x |');
+    expect(u).toContain('| n=4097 | 0.0400 | 0.0222 | 1.80x |');
     expect(u).toMatch(/Compile stats: n_regs=0, vectorized_loops=1, flags=-O3 -march=native/);
     expect(u).toContain('Bottleneck class: memory-bound');
     expect(u).toContain('- spread_pct: 1.2');

@@ -73,6 +73,8 @@ export class LlmOperator implements Operator {
   /** Set after the endpoint refused the key or the model: no more calls, every proposal says why. */
   private disabledReason?: string;
   private refinements = 0;
+  /** Runs created after this are this run (its folder is made after the operators): not past wins. */
+  private readonly createdAt = new Date();
   readonly stats: LlmOperatorStats = { calls: 0, proposals: 0, invalid: 0, byMode: { draft: 0, improve: 0, repair: 0, crossover: 0 },
     usage: { promptTokens: 0, completionTokens: 0, calls: 0 } };
 
@@ -205,6 +207,7 @@ export class LlmOperator implements Operator {
     this.pastWins ??= loadPastWins({
       workspaceDir: this.options.workspaceDir ?? process.cwd(),
       excludeRunDir: this.options.runDir,
+      createdBefore: this.createdAt,
       spec: ctx.spec,
     }).catch(() => []);
     return this.pastWins;
@@ -244,7 +247,33 @@ export function resolveClientOptions(o: LlmOperatorOptions): LlmClientOptions {
   };
 }
 
-/** The hook the CLI and the editor use: `import('../engine/llm/llmOperator')`. */
-export function createLlmOperator(options: LlmOperatorOptions = {}): LlmOperator {
-  return new LlmOperator(options);
+/** What `kernelevolve evolve` hands every operator factory (src/cli/evolveCommand.ts). */
+export interface OperatorFactoryContextLike {
+  options: { model?: string };
+  config: { llm?: LlmConfig; knowledge?: string[] };
+  hardware?: string;
+  /** Where the run's events go, when the front end passes it. */
+  onEvent?: (event: EngineEvent) => void;
+}
+
+function isFactoryContext(x: unknown): x is OperatorFactoryContextLike {
+  return typeof x === 'object' && x !== null && 'config' in x && 'options' in x;
+}
+
+/**
+ * The hook the CLI and the editor use: `import('../engine/llm/llmOperator')`. Takes the operator's options,
+ * or the CLI's operator factory context (--model, the config's llm and knowledge sections).
+ */
+export function createLlmOperator(options: LlmOperatorOptions | OperatorFactoryContextLike = {}): LlmOperator {
+  if (!isFactoryContext(options)) return new LlmOperator(options);
+  const ctx = options;
+  return new LlmOperator({
+    model: ctx.options.model ?? ctx.config.llm?.model,
+    llm: ctx.config.llm,
+    knowledge: ctx.config.knowledge,
+    workspaceDir: process.cwd(),
+    onEvent: ctx.onEvent ?? ((e) => {
+      if (e.type === 'log') process.stderr.write(`kernelevolve: ${e.message}\n`);
+    }),
+  });
 }

@@ -24,6 +24,8 @@ export interface PastWinsQuery {
   workspaceDir: string;
   /** This run's folder, left out. */
   excludeRunDir?: string;
+  /** Runs created at or after this moment are left out (this run, when its folder is not known yet). */
+  createdBefore?: Date;
   spec: KernelSpec;
   /** At most this many wins (default 6). */
   limit?: number;
@@ -59,6 +61,7 @@ export async function loadPastWins(q: PastWinsQuery): Promise<PastWin[]> {
 async function winsOfRun(runDir: string, q: PastWinsQuery): Promise<PastWin[]> {
   if (!fs.existsSync(path.join(runDir, 'run.json'))) return [];
   const { record, candidates } = RunStore.load(runDir);
+  if (q.createdBefore && Date.parse(record.createdAt) >= q.createdBefore.getTime()) return [];
   const spec = record.spec;
   if (spec.backend !== q.spec.backend) return [];
   const sameKernel = spec.kernel === q.spec.kernel && path.resolve(spec.sourcePath) === path.resolve(q.spec.sourcePath);

@@ -232,7 +232,7 @@ function measurements(title: string, c: Candidate, p: PromptInputs): string[] {
   const compile = compileStats(v?.compile);
   if (compile) out.push('', `Compile stats: ${compile}`);
   const bottleneck = v?.profile?.bottleneck;
-  if (bottleneck) out.push('', `Bottleneck class: ${bottleneck}`);
+  if (bottleneck && bottleneck !== 'unknown') out.push('', `Bottleneck class: ${bottleneck}`);
   const profile = profileLines(v);
   if (profile.length) out.push('', 'Profile:', ...profile);
   if (!v && c.operator === 'baseline') out.push('(The baseline has not been measured yet.)');
@@ -243,7 +243,10 @@ function measurements(title: string, c: Candidate, p: PromptInputs): string[] {
 function perShape(v: Verdict | undefined): string[] {
   if (!v?.shapes?.length) return [];
   const rows = ['| shape | baseline ms | this ms | speedup |', '|---|---|---|---|'];
-  for (const s of v.shapes) rows.push(`| ${shapeName(s.shape)} | ${fmtMs(s.baseline_ms)} | ${fmtMs(s.candidate_ms)} | ${num(s.speedup, 2)}x |`);
+  for (const s of v.shapes) {
+    const x = typeof s.speedup === 'number' && Number.isFinite(s.speedup) ? `${s.speedup.toFixed(2)}x` : '?';
+    rows.push(`| ${shapeName(s.shape)} | ${fmtMs(s.baseline_ms)} | ${fmtMs(s.candidate_ms)} | ${x} |`);
+  }
   return rows;
 }
 
