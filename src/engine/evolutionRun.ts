@@ -95,7 +95,7 @@ export class EvolutionRun {
     this.policy = opts.policy ?? new GreedyPolicy();
     this.depth = Math.max(1, opts.pipelineDepth ?? opts.evaluator.totalSlots);
     const budget = opts.limits.budget;
-    this.draftBudget = opts.draftBudget ?? (budget !== undefined ? Math.max(1, Math.round(budget * 0.1)) : 4);
+    this.draftBudget = opts.draftBudget ?? (budget !== undefined ? Math.min(budget, Math.max(3, Math.round(budget * 0.1))) : 4);
     if (opts.resume) {
       for (const c of [...opts.resume.candidates].sort((a, b) => a.id.localeCompare(b.id))) this.adopt(c);
       this.used = Math.max(opts.resume.used, this.candidates.length - 1);

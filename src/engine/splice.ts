@@ -87,7 +87,8 @@ function pythonFunctions(src: string, topLevelOnly: boolean): FunctionSpan[] {
       if (lines[j].indent <= l.indent) break;
       last = j;
     }
-    out.push({ name: m[3], start: lines[first].start, end: lines[last].end, indent: m[1] });
+    // like C-like spans, the span starts after the first line's indentation
+    out.push({ name: m[3], start: lines[first].start + m[1].length, end: lines[last].end, indent: m[1] });
   }
   return out;
 }

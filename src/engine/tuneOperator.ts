@@ -1,7 +1,7 @@
 // The `tune` operator: changes the kernel's knobs (block sizes, warps, stages, file-scope constants) and
 // nothing else. It searches without enumerating the grid: a few spread-out probes first (drafts), then a
 // pattern search from the parent the policy picks (the best, with greedy): repeat the move that made the
-// parent better, single-knob moves by x4 then x2 ordered by what such moves did before, then pairs of moves.
+// parent better, single-knob halvings/doublings ordered by what such moves did before, x4 jumps, then pairs.
 // It keeps no state of its own; everything comes from the run's candidates, so a resumed run continues as
 // if never stopped. It never proposes a source the run has already seen.
 import type { Candidate } from './candidate';
@@ -96,17 +96,13 @@ export class TuneOperator implements Operator {
     const names = set.knobs.map((k) => k.name).filter((n) => !stats.broken.has(n));
     // 1. the move that made this parent better than its own parent, once more
     const grandparent = parent.operator === this.name && parent.mode !== 'draft' ? all.find((c) => c.id === parent.parents[0]) : undefined;
-    let lastStep = 2;
     if (grandparent && fitness(parent.verdict) > fitness(grandparent.verdict)) {
       const delta = this.moveBetween(grandparent, parent, set);
-      if (delta && Object.keys(delta).length) {
-        moves.push(delta);
-        lastStep = Math.max(...Object.values(delta).map(Math.abs));
-      }
+      if (delta && Object.keys(delta).length) moves.push(delta);
     }
-    // 2. single-knob moves, coarse (x4) then fine (x2), the directions that paid off before first
-    const steps = set.knobs.some((k) => k.domain.length >= 6) && lastStep >= 2 ? [2, 1] : [1];
-    for (const step of steps) {
+    // 2. single-knob moves: halve/double first, then x4 / ÷4 to jump out of a local optimum; within a step
+    //    size the directions that paid off elsewhere in the run go first
+    for (const step of [1, 2]) {
       const singles: Array<{ move: Move; score: number; order: number }> = [];
       for (const [i, name] of names.entries()) {
         for (const dir of [1, -1]) {
@@ -119,11 +115,22 @@ export class TuneOperator implements Operator {
       singles.sort((a, b) => b.score - a.score || a.order - b.order);
       moves.push(...singles.map((s) => s.move));
     }
-    // 3. pairs of fine moves (knobs that only pay off together)
-    for (let i = 0; i < names.length; i++) {
-      for (let j = i + 1; j < names.length; j++) {
-        for (const [a, b] of [[1, 1], [-1, -1], [1, -1], [-1, 1]]) moves.push({ [names[i]]: a, [names[j]]: b });
+    // 3. pairs of halvings/doublings (knobs that only pay off together), around the run's best only: they are
+    //    many, and a lesser parent rarely hides the optimum
+    const bestF = Math.max(...all.map((c) => fitness(c.verdict)));
+    if (fitness(parent.verdict) >= bestF) {
+      const pairs: Array<{ move: Move; score: number }> = [];
+      for (let i = 0; i < names.length; i++) {
+        for (let j = i + 1; j < names.length; j++) {
+          for (const [a, b] of [[1, 1], [-1, -1], [1, -1], [-1, 1]]) {
+            const ga = stats.gain.get(`${names[i]}${a > 0 ? '+' : '-'}`);
+            const gb = stats.gain.get(`${names[j]}${b > 0 ? '+' : '-'}`);
+            pairs.push({ move: { [names[i]]: a, [names[j]]: b }, score: (ga ? ga.sum / ga.n : 0) + (gb ? gb.sum / gb.n : 0) });
+          }
+        }
       }
+      pairs.sort((x, y) => y.score - x.score);
+      moves.push(...pairs.map((p) => p.move));
     }
     return moves;
   }

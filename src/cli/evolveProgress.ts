@@ -1,0 +1,106 @@
+// The live progress of `kernelevolve evolve` on stderr: one rewritten line on a terminal, plain lines otherwise.
+import type { EngineEvent } from '../engine/events';
+import { fitness } from '../engine/verdict';
+
+export function formatDuration(s: number | undefined): string {
+  if (s === undefined || !Number.isFinite(s)) return '?';
+  if (s < 60) return `${Math.round(s)}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(Math.round(s % 60)).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+export class EvolveProgress {
+  private evaluated = 0;
+  private used = 0;
+  private budget?: number;
+  private best = 0;
+  private bestId = '';
+  private inFlight = 0;
+  private etaS?: number;
+  private invalid = 0;
+  private lineShown = false;
+  private pending?: string;
+
+  constructor(private readonly out: NodeJS.WriteStream | { write(s: string): boolean; isTTY?: boolean }) {}
+
+  private get tty(): boolean {
+    return !!this.out.isTTY;
+  }
+
+  private status(): string {
+    const budget = this.budget !== undefined ? `/${this.budget}` : '';
+    const best = this.best > 0 ? `best ${this.best.toFixed(2)}x${this.bestId ? ` (${this.bestId})` : ''}` : 'best -';
+    return `[${this.used}${budget}] ${this.evaluated} judged, ${best}, ${this.inFlight} in flight` +
+      `${this.invalid ? `, ${this.invalid} wasted` : ''}, ETA ${formatDuration(this.etaS)}`;
+  }
+
+  private print(line: string): void {
+    if (this.tty) {
+      this.out.write(`\r\x1b[2K${line}\n`);
+      this.out.write(this.status());
+      this.lineShown = true;
+    } else {
+      this.out.write(`${line}\n`);
+    }
+  }
+
+  private redraw(): void {
+    if (!this.tty) return;
+    this.out.write(`\r\x1b[2K${this.status()}`);
+    this.lineShown = true;
+  }
+
+  /** Clears the rewritten line before the final report. */
+  finish(): void {
+    if (this.tty && this.lineShown) this.out.write('\r\x1b[2K');
+    this.lineShown = false;
+  }
+
+  readonly listener = (e: EngineEvent): void => {
+    switch (e.type) {
+      case 'run-started':
+        this.print(`${e.resumed ? 'resuming' : 'starting'} run ${e.runId} on ${e.kernel} (${e.runDir})`);
+        break;
+      case 'candidate-evaluated': {
+        const c = e.candidate;
+        const v = c.verdict!;
+        const what = v.status === 'ok' ? `ok ${fitness(v).toFixed(2)}x` : v.status;
+        const why = c.rationale ? `  ${c.rationale.split('\n')[0].slice(0, 80)}` : '';
+        const line = c.operator === 'baseline' ? `${c.id} baseline ${what}: ${v.reason}` : `${c.id} ${c.operator}${c.mode ? `/${c.mode}` : ''} ${what}${why}`;
+        // off a terminal the line waits for the progress event that follows, so it can carry the totals
+        if (this.tty) this.print(line);
+        else this.pending = line;
+        break;
+      }
+      case 'best-improved':
+        this.best = e.speedup;
+        this.bestId = e.id;
+        this.redraw();
+        break;
+      case 'progress':
+        this.evaluated = e.evaluated;
+        this.used = e.used ?? this.used;
+        this.budget = e.budget;
+        if (e.best > this.best) this.best = e.best;
+        this.inFlight = e.inFlight ?? 0;
+        this.etaS = e.etaS;
+        this.invalid = (e.invalid ?? 0) + (e.duplicates ?? 0);
+        if (this.tty) this.redraw();
+        else if (this.pending) this.out.write(`${this.pending}  | ${this.status()}\n`);
+        this.pending = undefined;
+        break;
+      case 'proposal-invalid':
+        this.print(`  ${e.invalid.operator}: not a new candidate: ${e.invalid.reason}`);
+        break;
+      case 'log':
+        this.print(`${e.level}: ${e.message}`);
+        break;
+      case 'run-finished':
+        this.finish();
+        break;
+      default:
+        break;
+    }
+  };
+}

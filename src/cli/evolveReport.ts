@@ -1,0 +1,40 @@
+// The end of `kernelevolve evolve`: a leaderboard of the correct candidates and the best one's diff.
+import * as path from 'node:path';
+import type { Candidate } from '../engine/candidate';
+import type { TerminationReason } from '../engine/events';
+import { unifiedDiff } from '../engine/unifiedDiff';
+import { fitness } from '../engine/verdict';
+
+const REASONS: Record<TerminationReason, string> = {
+  budget: 'the budget is spent',
+  time: 'the time limit was reached',
+  plateau: 'no significant improvement for the plateau length',
+  target: 'the target speedup was reached',
+  stopped: 'stopped by the user',
+  exhausted: 'the operators have nothing new to propose',
+  error: 'an error',
+};
+
+export function reasonText(reason: TerminationReason): string {
+  return REASONS[reason];
+}
+
+export function leaderboard(candidates: readonly Candidate[], top = 10): string {
+  const judged = candidates.filter((c) => c.verdict);
+  const ok = judged.filter((c) => fitness(c.verdict) > 0).sort((a, b) => fitness(b.verdict) - fitness(a.verdict));
+  const counts = new Map<string, number>();
+  for (const c of judged) counts.set(c.verdict!.status, (counts.get(c.verdict!.status) ?? 0) + 1);
+  const lines = [`${judged.length} candidates judged: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')}`];
+  lines.push(' rank  id      operator      speedup  change');
+  for (const [i, c] of ok.slice(0, top).entries()) {
+    const op = `${c.operator}${c.mode && c.mode !== c.operator ? `/${c.mode}` : ''}`;
+    const change = c.operator === 'baseline' ? '(baseline)' : (c.rationale ?? '').split('\n')[0].slice(0, 70);
+    lines.push(`${String(i + 1).padStart(5)}  ${c.id}  ${op.padEnd(12)} ${fitness(c.verdict).toFixed(2).padStart(7)}x  ${change}`);
+  }
+  return lines.join('\n');
+}
+
+export function bestDiff(baseline: Candidate, best: Candidate, sourcePath: string): string {
+  const name = path.basename(sourcePath);
+  return unifiedDiff(baseline.source, best.source, { from: `a/${name} (baseline)`, to: `b/${name} (${best.id})` });
+}
