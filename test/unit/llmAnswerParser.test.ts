@@ -71,6 +71,18 @@ describe('parseAnswer: fenced code', () => {
     expect(p.source).toContain('#define UNROLL 8');
   });
 
+  it('takes a whole file that left out the includes when it defines every other top-level name again', () => {
+    const parent = '#include <algorithm>\n\nconstexpr int BLOCK_N = 2;\n\nextern "C" void f(float* y, int n) {\n  for (int i = 0; i < n; i += BLOCK_N) y[i] = 0;\n}\n';
+    const answer = '```cpp\nconstexpr int BLOCK_N = 64;\n\nextern "C" void f(float* y, int n) {\n  for (int i = 0; i < n; i += BLOCK_N) y[i] = 1;\n}\n```';
+    const p = ok(parseAnswer({ answer, parentSource: parent, kernel: 'f', language: 'clike' }));
+    expect(p.form).toBe('file');
+    expect(p.source).toContain('BLOCK_N = 64');
+    // Only the function: spliced, the constant kept.
+    const fnOnly = ok(parseAnswer({ answer: '```cpp\nextern "C" void f(float* y, int n) {\n  for (int i = 0; i < n; ++i) y[i] = 1;\n}\n```', parentSource: parent, kernel: 'f', language: 'clike' }));
+    expect(fnOnly.form).toBe('function');
+    expect(fnOnly.source).toContain('constexpr int BLOCK_N = 2;');
+  });
+
   it('picks, among several blocks, the last one that defines the kernel (old code first, new code after)', () => {
     const old = 'extern "C" void scale(const float* x, float* y, size_t n) {\n  for (size_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n}';
     const answer = `The current version:\n\`\`\`cpp\n${old}\n\`\`\`\nA usage example:\n\`\`\`cpp\nscale(a, b, 16);\n\`\`\`\nThe new one:\n\`\`\`cpp\n${NEW_SCALE}\n\`\`\`\nCompile with -O3.\n\`\`\`bash\ng++ -O3 x.cpp\n\`\`\``;

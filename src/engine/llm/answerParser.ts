@@ -223,8 +223,24 @@ function isWholeFile(code: string, input: AnswerInput): boolean {
   const parentHeaders = new Set((input.parentSource.match(headerRe) ?? []).map((h) => h.replace(/\s+/g, ' ').trim()));
   const codeHeaders = (code.match(headerRe) ?? []).map((h) => h.replace(/\s+/g, ' ').trim());
   if (codeHeaders.length && (parentHeaders.size === 0 || codeHeaders.some((h) => parentHeaders.has(h)))) return true;
-  const others = topLevelFunctions(input.parentSource, input.language).filter((f) => f !== input.kernel);
-  return others.length > 0 && others.every((f) => defines(code, f, input.language));
+  // Every other top-level name of the parent (functions, file-scope constants) defined again: a whole file
+  // that left out the includes, say.
+  const functions = topLevelFunctions(input.parentSource, input.language).filter((f) => f !== input.kernel);
+  const constants = fileConstants(input.parentSource, input.language);
+  if (!functions.length && !constants.length) return false;
+  const codeConstants = new Set(fileConstants(code, input.language));
+  return functions.every((f) => defines(code, f, input.language)) && constants.every((c) => codeConstants.has(c));
+}
+
+/** Names of file-scope constants: #define and (constexpr) const at column 0 in C-like files, NAME = in Python. */
+function fileConstants(source: string, language: SourceLanguage): string[] {
+  const masked = maskNonCode(source, language, { keepStrings: true });
+  const names = new Set<string>();
+  const res = language === 'python'
+    ? [/^([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)/gm]
+    : [/^#\s*define\s+([A-Za-z_]\w*)/gm, /^(?:static\s+|inline\s+)*(?:constexpr|const)\b[^;=(\n]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=/gm];
+  for (const re of res) for (const m of masked.matchAll(re)) names.add(m[1]);
+  return [...names];
 }
 
 function topLevelFunctions(source: string, language: SourceLanguage): string[] {

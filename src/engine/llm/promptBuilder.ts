@@ -109,6 +109,10 @@ function userMessage(p: PromptInputs): string {
       if (v?.log) out.push(`${logTitle(v)}:`, '```text', clipLog(v.log), '```', '');
       if (p.parent!.rationale) out.push(`What it tried: ${clip(p.parent!.rationale, PROMPT_LIMITS.rationale * 2)}`, '');
       out.push(...codeSection(`The failing code (${p.parent!.id})`, src(p.parent), p, tag));
+      // The correct baseline is the reference for what the code must compute (when it fits).
+      if (p.parent!.source !== p.baselineSource && p.baselineSource.length <= 8000) {
+        out.push(...codeSection('The baseline code (correct, for reference)', p.baselineSource, p, tag));
+      }
       out.push('Fix the cause of the failure above while keeping the optimization it attempted, if that idea is sound; if the idea itself cannot work, go back to what the baseline does and say so.', '');
       break;
     }
