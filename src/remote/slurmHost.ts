@@ -145,7 +145,13 @@ export class SlurmHost implements Host {
     return this.prepared;
   }
 
+  private readonly lastTold = new Map<string, string>();
+
   private onJobChange(job: WorkerJob, previous: string): void {
+    // squeue and the heartbeats both report a job's start; say it once.
+    const told = `${job.state}|${job.node}|${job.reason}|${job.ended ?? ''}`;
+    if (this.lastTold.get(job.jobId) === told) return;
+    this.lastTold.set(job.jobId, told);
     if (!previous) this.log('info', `Slurm job ${job.jobId} submitted (worker ${this.workerCount()}/${this.slots}).`);
     else if (job.ended) this.log('info', `Slurm job ${job.jobId}${job.node ? ` on ${job.node}` : ''} ended: ${job.ended}.`);
     else this.log('info', `Slurm job ${job.jobId} ${job.state}${job.node ? ` on ${job.node}` : ''}${job.reason ? ` (${job.reason})` : ''}.`);
@@ -305,6 +311,9 @@ export class SlurmHost implements Host {
         gone.push(job);
       } else if (beat.age_s > this.opts.staleS) {
         this.log('warn', `Slurm job ${job.jobId} on ${job.node || 'its node'} sent no heartbeat for ${Math.round(beat.age_s)} s; cancelling it and requeueing its candidates.`);
+        // Take the candidates back before the scancel: a worker that wakes up finds its claim gone and drops its verdict.
+        const back = await p.queue.requeue(job.jobId);
+        if (back.length) this.log('warn', `requeued ${back.join(', ')} from Slurm job ${job.jobId}.`);
         await p.pool.cancel([job.jobId]);
         p.pool.end(job, 'heartbeat lost');
         gone.push(job);
@@ -317,11 +326,8 @@ export class SlurmHost implements Host {
     for (const job of gone) {
       if (!job.heartbeatSeen) this.deadOnArrival++;
       else this.deadOnArrival = 0;
-      const back = await p.queue.requeue(job.jobId);
-      const stolen = state.claimed[job.jobId] ?? [];
-      if (back.length || stolen.length) {
-        this.log('warn', `Slurm job ${job.jobId} ended (${job.ended}) holding ${[...new Set([...back, ...stolen])].join(', ')}; requeued.`);
-      }
+      const back = [...(state.workers[job.jobId]?.requeued ?? []), ...(await p.queue.requeue(job.jobId))];
+      if (back.length) this.log('warn', `Slurm job ${job.jobId} ended (${job.ended}) holding ${back.join(', ')}; requeued.`);
       for (const o of this.outstanding.values()) if (o.startedOn === job.jobId) o.startedOn = undefined;
     }
     if (this.deadOnArrival >= MAX_DEAD_ON_ARRIVAL && this.outstanding.size) {

@@ -43,6 +43,8 @@ export interface WorkerBeat {
   judged: number;
   age_s: number;
   reason?: string;
+  /** In the exit note: the jobs the worker handed back itself. */
+  requeued?: string[];
 }
 
 export interface QueueState {

@@ -150,6 +150,37 @@ describe('slurm host', () => {
     expect(ourJobs(host)).toEqual([]);
   });
 
+  // A node that dies takes its worker with it (no SIGTERM, no goodbye); one that hangs stops its heartbeat.
+  for (const [how, signal, options] of [
+    ['killed outright, as when its node dies', 'SIGKILL', {}],
+    ['hung (no heartbeat)', 'SIGSTOP', { staleS: 3 }],
+  ] as const) {
+    it(`requeues the candidate of a worker ${how}`, async () => {
+      const host = new SlurmHost(config({ maxJobs: 1 }), options);
+      const queueDir = await host.queueDir();
+      const news: string[] = [];
+      let victim: string | undefined;
+      host.onLog((_level, m) => {
+        news.push(m);
+        const started = /started on Slurm job (\d+)/.exec(m);
+        if (started && !victim) {
+          victim = started[1];
+          const beat = JSON.parse(fs.readFileSync(path.join(queueDir, 'workers', `${victim}.json`), 'utf8')) as { pid: number };
+          process.kill(beat.pid, signal);
+        }
+      });
+      try {
+        const verdicts = await Promise.all([0, 1].map((i) => host.evaluate(job(`k${i}`, 'same.cpp', `${KERNEL}// k${i}\n`))));
+        expect(verdicts.map((v) => v.status)).toEqual(['ok', 'ok']);
+        expect(verdicts.some((v) => (v.attempts as number) >= 2 && v.placement?.jobId !== victim)).toBe(true);
+        expect(news.some((m) => new RegExp(`Slurm job ${victim} .*(ended|no heartbeat)`).test(m))).toBe(true);
+      } finally {
+        await host.dispose();
+      }
+      expect(ourJobs(host)).toEqual([]);
+    });
+  }
+
   it('stopping the run scancels every worker job and refuses the candidates still waiting', async () => {
     const host = new SlurmHost(config());
     let running!: () => void;
