@@ -49,4 +49,11 @@ describe('kernelevolve evolve --operators llm', () => {
     expect(server.requests[0].headers.authorization).toBe('Bearer sk-cli-test');
     expect(server.userPrompt(1)).toContain('### C++ kernels on x86 CPUs');
   });
+
+  it('says how to name a model when none is given', async () => {
+    const r = await runCli(cli, ['evolve', '--spec', 'examples/cpp/matmul_blocked/spec.py', '--operators', 'llm', '--budget', '1'],
+      { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'k' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/needs a model: pass --model NAME/);
+  });
 });

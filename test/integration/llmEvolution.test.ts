@@ -1,7 +1,7 @@
 // Evolution runs with the LLM operator, end to end: the real `openai` client (plain and streamed) against the
 // scripted server on loopback, the real engine, the local host and the real harness judging real C++ variants
 // of the bundled blocked matmul.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +69,7 @@ beforeAll(async () => {
   baselineSource = readFileSync(spec.sourcePath, 'utf8');
   scratch = mkdtempSync(path.join(os.tmpdir(), 'ke-llm-run-'));
 });
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 interface RunResult {
   server: ScriptedLlmServer;

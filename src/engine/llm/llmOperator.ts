@@ -8,7 +8,7 @@ import type { EngineEvent } from '../events';
 import type { InvalidProposal, Operator, Proposal, ProposalBatch, ProposalContext } from '../operator';
 import { languageOf, sourceHash } from '../sourceText';
 import { fitness } from '../verdict';
-import type { LlmConfig } from '../../remote/hostConfig';
+import { ConfigError, type LlmConfig } from '../../remote/hostConfig';
 import { parseAnswer } from './answerParser';
 import { KnowledgeBase } from './knowledgeBase';
 import { LlmClient, LlmError, type ChatMessage, type LlmClientOptions } from './llmClient';
@@ -227,7 +227,7 @@ export function resolveClientOptions(o: LlmOperatorOptions): LlmClientOptions {
   const llm: LlmConfig = o.llm ?? {};
   const model = o.model ?? llm.model;
   if (!model) {
-    throw new LlmError('The llm operator needs a model: pass --model NAME (for example gpt-4o-mini, or the name your vLLM/Ollama server serves) or set "llm": {"model": "NAME"} in the config.', 'bad-request');
+    throw new ConfigError('The llm operator needs a model: pass --model NAME (for example gpt-4o-mini, or the name your vLLM/Ollama server serves) or set "llm": {"model": "NAME"} in the config.');
   }
   return {
     model,
