@@ -285,7 +285,7 @@ export class SlurmHost implements Host {
       host: this.name,
       wall_ms: Date.now() - o.readyAt,
       // Time between the candidate being ready and a worker starting it, on the host's clock.
-      queue_wait_ms: Math.max(0, Math.round(r.claimed_at * 1000 - o.readyAt)),
+      queue_wait_ms: Math.max(0, Math.round(r.started_at * 1000 - o.readyAt)),
       attempts: r.attempts,
       placement,
     });

@@ -120,6 +120,32 @@ describe('slurm host', () => {
     expect(ourJobs(host)).toEqual([]);
   });
 
+  it('gives the examples\' candidates the verdicts the local host gives', async () => {
+    const examples = path.join(ROOT, 'examples', 'cpp');
+    const jobs: EvaluationJob[] = [];
+    for (const example of fs.readdirSync(examples).sort()) {
+      const specPath = path.join(examples, example, 'spec.py');
+      const spec = fs.readFileSync(specPath, 'utf8');
+      const source = /^SOURCE\s*=\s*["'](.+?)["']/m.exec(spec)![1];
+      for (const file of fs.readdirSync(path.join(examples, example, 'candidates')).sort()) {
+        jobs.push({ id: `${example}-${file}`, specPath, baselinePath: path.join(examples, example, source), candidateFileName: file,
+          candidateSource: fs.readFileSync(path.join(examples, example, 'candidates', file), 'utf8'), timeoutS: 300 });
+      }
+    }
+    expect(jobs.length).toBeGreaterThanOrEqual(2);
+    const host = new SlurmHost(config());
+    try {
+      const onSlurm = await Promise.all(jobs.map((j) => host.evaluate(j)));
+      const local = new LocalHost({ python });
+      const onLocal: Verdict[] = [];
+      for (const j of jobs) onLocal.push(await local.evaluate(j));
+      expect(onSlurm.map(gist)).toEqual(onLocal.map(gist));
+      expect(onSlurm.every((v) => v.placement?.node === cluster.node)).toBe(true);
+    } finally {
+      await host.dispose();
+    }
+  });
+
   it('loses no candidate when a worker job is scancelled from outside mid-run', async () => {
     const host = new SlurmHost(config());
     const news: string[] = [];
