@@ -176,6 +176,13 @@ class CandidateWorker(Worker):
             self.load_spec()
             kernel = self.cfg["kernel"]
             self.kb = self.backend.load(self.cfg["baseline_artifact"], kernel)
+            # Started while the candidate compiles; what the judge learns meanwhile arrives now.
+            go = self.recv()
+            if go.get("type") != "candidate":
+                return
+            self.cfg.update(go)
+            self.outputs = list(go.get("outputs") or [])
+            self.inplace = list(go.get("inplace") or [])
             self.threads0 = self.thread_count()
             try:
                 self.kc = self.backend.load(self.cfg["candidate_artifact"], kernel)

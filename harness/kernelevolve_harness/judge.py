@@ -208,7 +208,8 @@ class Judge:
                                         cache=True)
         if not base_build.ok:
             raise SpecError(f"The baseline {self.baseline_path} does not build; fix it first:\n{_tail(base_build.log, 2000)}")
-        self.ref = self._start("reference", base_build, None)
+        self.ref = self._start("reference", base_build)
+        self.worker = self._start("candidate", base_build)
         cand_build = self.backend.build(self.opts.candidate, self.workdir, self.timeout("compile"), kernel)
         self.compile_stats = dict(cand_build.stats)
         self.profile_artifact = cand_build.artifact
@@ -231,7 +232,9 @@ class Judge:
         self.shapes: List[Dict[str, Any]] = info["shapes"]
         self.outputs: List[int] = self.ref_outputs
         self.inplace: List[int] = self.ref_inplace
-        self.worker = self._start("candidate", base_build, cand_build)
+        self.seeds = [self.rng.randrange(1, 2**31) for _ in range(2)]
+        self.worker.send({"type": "candidate", "candidate_artifact": cand_build.artifact, "seeds": self.seeds,
+                          "outputs": self.outputs, "inplace": self.inplace})
         self._expect("loaded", "load")
         self._correctness()
         return self._timing()
@@ -243,17 +246,12 @@ class Judge:
         except OSError as e:
             raise SpecError(f"Cannot read {path} ({e.strerror}); check the path given to {flag}.")
 
-    def _start(self, mode: str, base: Build, cand: Optional[Build]) -> Process:
+    def _start(self, mode: str, base: Build) -> Process:
         config = {
             "mode": mode, "nonce": self.nonce, "spec": self.header.path, "backend": self.header.backend,
-            "kernel": self.header.kernel, "baseline_artifact": base.artifact,
-            "candidate_artifact": cand.artifact if cand else None, "canary": self.canary,
+            "kernel": self.header.kernel, "baseline_artifact": base.artifact, "canary": self.canary,
             "triton_cache_dir": os.path.join(self.workdir, f"triton-{mode}"),
         }
-        if mode == "candidate":
-            seeds = [self.rng.randrange(1, 2**31) for _ in range(2)]
-            self.seeds = seeds
-            config.update(seeds=seeds, outputs=self.outputs, inplace=self.inplace)
         return Process(config, self.workdir, mode)
 
     # --- reference process ----------------------------------------------------------------------------

@@ -1,0 +1,53 @@
+"""The judge's comparison: tolerances, NaN/Inf, shape and dtype mismatches, and the words it uses."""
+import numpy as np
+
+from kernelevolve_harness.compare import compare
+
+
+def test_equal_arrays_pass_and_small_float_noise_passes() -> None:
+    r = np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)
+    assert compare(0, r.copy(), "float32", r, "float32", {}) is None
+    assert compare(0, r * (1 + 1e-6), "float32", r, "float32", {}) is None
+
+
+def test_wrong_shape_and_dtype_are_named() -> None:
+    r = np.zeros((4, 4), np.float32)
+    assert "shape (4, 3), expected (4, 4)" in compare(1, np.zeros((4, 3), np.float32), "float32", r, "float32", {})
+    assert "dtype float64, expected float32" in compare(0, r.astype(np.float64), "float64", r, "float32", {})
+
+
+def test_nan_where_the_reference_is_finite_fails_with_the_index() -> None:
+    r = np.ones((3, 3), np.float32)
+    c = r.copy()
+    c[2, 1] = np.nan
+    msg = compare(0, c, "float32", r, "float32", {})
+    assert "index (2, 1)" in msg and "NaN or Inf" in msg
+
+
+def test_matching_nan_in_the_reference_passes() -> None:
+    r = np.array([1.0, np.nan, np.inf], np.float32)
+    assert compare(0, r.copy(), "float32", r, "float32", {}) is None
+    assert compare(0, np.array([1.0, 0.0, np.inf], np.float32), "float32", r, "float32", {}) is not None
+
+
+def test_one_bad_element_fails_the_elementwise_check_even_when_the_norm_is_close() -> None:
+    r = np.ones(100000, np.float32)
+    c = r.copy()
+    c[777] = 1.1
+    msg = compare(0, c, "float32", r, "float32", {})
+    assert msg is not None and "[777]" in msg and "max error 0.1" in msg
+
+
+def test_spec_tolerance_overrides_the_default() -> None:
+    r = np.ones(10, np.float32)
+    c = r * 1.001
+    assert compare(0, c, "float32", r, "float32", {}) is not None
+    assert compare(0, c, "float32", r, "float32", {"rtol": 1e-2}) is None
+
+
+def test_integers_must_match_exactly() -> None:
+    r = np.arange(10, dtype=np.int32)
+    c = r.copy()
+    c[3] = 4
+    msg = compare(0, c, "int32", r, "int32", {})
+    assert "index [3]" in msg and "1 of 10" in msg

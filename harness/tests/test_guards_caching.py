@@ -1,0 +1,62 @@
+"""Shortcuts that only pay off when timed: skipping work, caching by pointer, by call count, by content."""
+from conftest import NAIVE, Harness
+
+STATE = "#include <cstring>\n#include <cmath>\nstatic int calls = 0;\n"
+
+
+def test_skipping_work_after_the_correctness_calls_is_caught(harness: Harness) -> None:
+    # 3 shapes x 2 seeds x 2 runs = 12 correctness calls; afterwards it returns at once.
+    v = harness.mm("  if (++calls > 12) return;\n" + NAIVE, STATE)
+    assert v["status"] == "incorrect", v
+    assert "timed" in v["reason"]
+
+
+def test_skipping_work_when_the_output_looks_already_written_gains_nothing(harness: Harness) -> None:
+    # Outputs are poisoned before every timed call, so the shortcut never fires: ok, and no inflated speedup.
+    v = harness.mm("  if (!std::isnan(C[0])) return;\n" + NAIVE, STATE)
+    assert v["status"] == "ok", v
+    assert v["speedup"] < 2.0, v
+
+
+def test_caching_results_by_pointer_is_caught(harness: Harness) -> None:
+    # Remembers the result for each (A, C) pointer pair it has seen, and replays it on the next call.
+    prelude = STATE + """struct Entry { const float* a; float* c; float out[48 * 40]; };
+static Entry cache[256]; static int used = 0;
+"""
+    body = """  for (int e = 0; e < used; ++e)
+    if (cache[e].a == A && cache[e].c == C) { std::memcpy(C, cache[e].out, sizeof(float) * M * N); return; }
+""" + NAIVE + """
+  if (used < 256) { cache[used].a = A; cache[used].c = C; std::memcpy(cache[used].out, C, sizeof(float) * M * N); ++used; }"""
+    v = harness.mm(body, prelude)
+    assert v["status"] == "incorrect", v
+    assert "timed" in v["reason"] or "fresh inputs" in v["reason"]
+
+
+def test_caching_results_by_call_count_is_caught(harness: Harness) -> None:
+    prelude = STATE + "static float saved[48 * 40];\n"
+    body = """  ++calls;
+  if (calls > 12 && calls % 4 != 0) { std::memcpy(C, saved, sizeof(float) * M * N); return; }
+""" + NAIVE + "\n  std::memcpy(saved, C, sizeof(float) * M * N);"
+    v = harness.mm(body, prelude)
+    assert v["status"] == "incorrect", v
+
+
+def test_memoising_by_input_content_never_hits_while_timed(harness: Harness) -> None:
+    # Every timed call sees inputs it has never seen (pool entries scaled by a random factor), so a memo keyed
+    # on the input's content gains nothing: the verdict is ok, with no inflated speedup.
+    prelude = STATE + "static unsigned long long lastKey = 0; static float saved[48 * 40];\n"
+    body = """  unsigned long long h = 1469598103934665603ULL;
+  for (int i = 0; i < M * K; ++i) { unsigned u; std::memcpy(&u, &A[i], 4); h = (h ^ u) * 1099511628211ULL; }
+  for (int i = 0; i < K * N; ++i) { unsigned u; std::memcpy(&u, &B[i], 4); h = (h ^ u) * 1099511628211ULL; }
+  if (h == lastKey) { std::memcpy(C, saved, sizeof(float) * M * N); return; }
+""" + NAIVE + "\n  std::memcpy(saved, C, sizeof(float) * M * N); lastKey = h;"
+    v = harness.mm(body, prelude)
+    assert v["status"] == "ok", v
+    assert v["speedup"] < 2.0, v
+
+
+def test_a_nondeterministic_result_is_caught(harness: Harness) -> None:
+    # Within tolerance of the reference, but two runs on the same inputs differ bitwise.
+    v = harness.mm(NAIVE + "\n  if (++calls % 2 == 0) C[0] = std::nextafter(C[0], 1e30f);", STATE)
+    assert v["status"] == "incorrect", v
+    assert "not deterministic" in v["reason"]

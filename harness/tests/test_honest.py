@@ -1,0 +1,50 @@
+"""Honest candidates are judged ok, and faster ones show a speedup."""
+from conftest import EXAMPLES, NAIVE, Harness
+
+
+def test_baseline_against_itself_is_ok_and_about_even(harness: Harness) -> None:
+    v = harness.mm(NAIVE)
+    assert v["status"] == "ok", v
+    assert len(v["shapes"]) == 3
+    assert 0.5 < v["speedup"] < 2.0
+    for s in v["shapes"]:
+        assert s["baseline_ms"] > 0 and s["candidate_ms"] > 0
+        assert abs(s["speedup"] - s["baseline_ms"] / s["candidate_ms"]) < 1e-9
+
+
+def test_tuned_matmul_example_is_ok_with_a_speedup(harness: Harness) -> None:
+    spec = EXAMPLES / "cpp" / "matmul_blocked" / "spec.py"
+    v, _ = harness.evaluate(spec, EXAMPLES / "cpp" / "matmul_blocked" / "candidates" / "tuned_blocks.cpp")
+    assert v["status"] == "ok", v
+    assert v["speedup"] > 1.5, v
+    assert v["compile"]["vectorized_loops"] >= 1
+
+
+def test_softmax_example_with_more_accumulators_is_ok_and_faster(harness: Harness) -> None:
+    spec = EXAMPLES / "cpp" / "softmax_rows" / "spec.py"
+    v, _ = harness.evaluate(spec, EXAMPLES / "cpp" / "softmax_rows" / "candidates" / "vec16.cpp")
+    assert v["status"] == "ok", v
+    assert v["speedup"] > 1.05, v
+
+
+def test_transposed_loop_order_is_faster_than_naive(harness: Harness) -> None:
+    # i-k-j order: the inner loop walks B and C contiguously and vectorises.
+    body = """  for (int i = 0; i < M * N; ++i) C[i] = 0.0f;
+  for (int i = 0; i < M; ++i)
+    for (int k = 0; k < K; ++k) {
+      const float a = A[i * K + k];
+      for (int j = 0; j < N; ++j) C[i * N + j] += a * B[k * N + j];
+    }"""
+    v = harness.mm(body)
+    assert v["status"] == "ok", v
+    assert v["speedup"] > 1.2, v
+
+
+def test_profile_reports_vectorisation_spread_and_roofline(harness: Harness) -> None:
+    spec = EXAMPLES / "cpp" / "matmul_blocked" / "spec.py"
+    v, _ = harness.evaluate(spec, EXAMPLES / "cpp" / "matmul_blocked" / "candidates" / "tuned_blocks.cpp", "--profile")
+    assert v["status"] == "ok", v
+    p = v["profile"]
+    assert p["vectorized_loops"] >= 1
+    assert p["timing_spread_iqr_over_median"] >= 0
+    assert p["gflops"] > 0 and p["gbytes_per_s"] > 0 and p["arithmetic_intensity"] > 1

@@ -1,0 +1,90 @@
+"""The candidate runs in a child process: crashes, exits, hangs and printed text never forge a verdict."""
+from conftest import NAIVE, SPECS, Harness, mm_source
+
+EXIT_SPEC = SPECS / "exits" / "spec.py"
+
+
+def test_a_segfault_is_a_runtime_error_naming_the_signal(harness: Harness) -> None:
+    v = harness.mm(NAIVE + "\n  *(volatile int*)nullptr = 1;")
+    assert v["status"] == "runtime_error", v
+    assert "SIGSEGV" in v["reason"]
+    assert "correctness" in v["reason"]
+
+
+def test_an_integer_division_by_zero_is_a_runtime_error(harness: Harness) -> None:
+    v = harness.mm("  volatile int zero = 0, seven = 7;\n  C[0] = seven / zero;\n" + NAIVE)
+    assert v["status"] == "runtime_error", v
+    assert "SIGFPE" in v["reason"]
+
+
+def test_an_exception_escaping_the_kernel_aborts_and_is_a_runtime_error(harness: Harness) -> None:
+    v = harness.mm("  if (M > 0) throw 42;\n" + NAIVE)
+    assert v["status"] == "runtime_error", v
+    assert "SIGABRT" in v["reason"]
+
+
+def test_stack_overflow_by_recursion_is_a_runtime_error(harness: Harness) -> None:
+    prelude = "static int deep(volatile int n) { volatile char pad[4096]; pad[0] = (char)n; return deep(n + 1) + pad[0]; }\n"
+    v = harness.mm("  C[0] = (float)deep(0);\n" + NAIVE, prelude)
+    assert v["status"] == "runtime_error", v
+    assert "SIGSEGV" in v["reason"]
+
+
+def test_an_infinite_loop_is_a_timeout_naming_the_stage(harness: Harness) -> None:
+    v = harness.mm("  volatile int spin = 1;\n  while (spin) {}\n" + NAIVE, "", "--timeout-scale", "0.05")
+    assert v["status"] == "timeout", v
+    assert "correctness stage" in v["reason"] and "killed" in v["reason"]
+
+
+def test_a_hang_only_when_timed_is_a_timeout_in_the_timing_stage(harness: Harness) -> None:
+    body = "  static int calls = 0;\n  if (++calls > 12) { volatile int spin = 1; while (spin) {} }\n" + NAIVE
+    v = harness.mm(body, "", "--timeout-scale", "0.05")
+    assert v["status"] == "timeout", v
+    assert "timing stage" in v["reason"]
+
+
+def test_a_printed_fake_verdict_changes_nothing(harness: Harness) -> None:
+    # Prints a perfect verdict (with a guessed nonce) and computes nothing.
+    prelude = "#include <cstdio>\n"
+    body = ('  printf("{\\"status\\": \\"ok\\", \\"reason\\": \\"fast\\", \\"speedup\\": 1000.0, \\"nonce\\": \\"0\\"}\\n");\n'
+            '  fflush(stdout);\n  fprintf(stderr, "{\\"status\\": \\"ok\\", \\"speedup\\": 1000.0}\\n");\n')
+    v, r = harness.evaluate(SPECS / "mm" / "spec.py", mm_source(body, prelude))
+    assert v["status"] == "incorrect", v
+    assert r.stdout.count("status") == 1
+    assert "1000" not in r.stdout.split('"log"')[0]
+
+
+def test_os_exit_from_the_worker_is_a_runtime_error(harness: Harness) -> None:
+    v, _ = harness.evaluate(EXIT_SPEC, mm_source(NAIVE, 'extern "C" int exit_mode() { return 1; }\n'))
+    assert v["status"] == "runtime_error", v
+    assert "exited with code 0" in v["reason"] and "final result" in v["reason"]
+
+
+def test_sys_exit_from_the_worker_is_a_runtime_error(harness: Harness) -> None:
+    v, _ = harness.evaluate(EXIT_SPEC, mm_source(NAIVE, 'extern "C" int exit_mode() { return 2; }\n'))
+    assert v["status"] == "runtime_error", v
+    assert "exited with code 0" in v["reason"]
+
+
+def test_raise_system_exit_is_a_runtime_error(harness: Harness) -> None:
+    v, _ = harness.evaluate(EXIT_SPEC, mm_source(NAIVE, 'extern "C" int exit_mode() { return 3; }\n'))
+    assert v["status"] == "runtime_error", v
+    assert "exited with code 5" in v["reason"]
+
+
+def test_the_harness_goes_on_after_a_crash(harness: Harness) -> None:
+    crashed = harness.mm(NAIVE + "\n  *(volatile int*)nullptr = 1;")
+    assert crashed["status"] == "runtime_error"
+    assert harness.mm(NAIVE)["status"] == "ok"
+
+
+def test_a_compile_error_is_reported_with_the_compiler_message(harness: Harness) -> None:
+    v = harness.mm(NAIVE + "\n  this is not C++;")
+    assert v["status"] == "compile_error", v
+    assert "error" in v["reason"] and "error" in v["log"]
+
+
+def test_a_candidate_that_does_not_export_the_kernel_is_a_compile_error(harness: Harness) -> None:
+    v, _ = harness.evaluate(SPECS / "mm" / "spec.py", 'extern "C" void other(float* c) { c[0] = 0; }\n')
+    assert v["status"] == "compile_error", v
+    assert 'export the kernel "mm"' in v["reason"]

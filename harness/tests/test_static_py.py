@@ -1,0 +1,76 @@
+"""Static checks on Python (Triton) candidates; they run before anything needs a GPU."""
+import pytest
+
+from conftest import EXAMPLES, Harness
+from kernelevolve_harness import static_py
+
+BASE = (EXAMPLES / "triton" / "softmax" / "softmax.py").read_text()
+HOST = "\n\ndef softmax(x, y):\n{body}\n    return y\n"
+
+CASES = [
+    ("import os", "import os\n", "    pass"),
+    ("import sys", "import sys\n", "    pass"),
+    ("subprocess", "import subprocess\n", "    pass"),
+    ("threading", "import threading\n", "    pass"),
+    ("time", "import time\n", "    pass"),
+    ("ctypes", "import ctypes\n", "    pass"),
+    ("importlib", "import importlib\n", "    pass"),
+    ("from-import os", "from os import system\n", "    pass"),
+    ("triton.testing", "import triton.testing\n", "    pass"),
+    ("exec", "", "    exec('y.zero_()')"),
+    ("eval", "", "    eval('1')"),
+    ("open", "", "    open('/tmp/x', 'w')"),
+    ("__import__", "", "    __import__('os')"),
+    ("getattr", "", "    getattr(torch, 'softmax')(x, 1)"),
+    ("globals", "", "    globals()['x'] = 1"),
+    ("dunder", "", "    x.__class__"),
+    ("monkeypatch numpy", "import numpy\n", "    numpy.allclose = lambda *a, **k: True"),
+    ("monkeypatch torch", "", "    torch.allclose = lambda *a, **k: True"),
+    ("monkeypatch timer", "", "    triton.testing = None"),
+    ("torch.matmul", "", "    y.copy_(torch.matmul(x, x))"),
+    ("torch.softmax", "", "    torch.softmax(x, dim=1)"),
+    ("F.softmax", "import torch.nn.functional as F\n", "    F.softmax(x, 1)"),
+    ("matmul operator", "", "    z = x @ x"),
+    ("tensor method", "", "    y[:] = x.softmax(1)"),
+    ("from torch import", "from torch import softmax\n", "    softmax(x, 1)"),
+    ("streams", "", "    s = torch.cuda.Stream()"),
+    ("synchronize", "", "    torch.cuda.synchronize()"),
+    ("lru_cache", "import functools\n", "    f = functools.lru_cache(None)"),
+    ("global", "", "    global CACHE"),
+    ("torch.compile", "", "    torch.compile(softmax)"),
+]
+
+
+@pytest.mark.parametrize("name,imports,body", CASES, ids=[c[0] for c in CASES])
+def test_forbidden_python_is_rejected(name: str, imports: str, body: str) -> None:
+    reason = static_py.check(imports + BASE + HOST.format(body=body), BASE)
+    assert reason is not None, name
+    assert "line" in reason
+
+
+def test_the_example_kernels_pass() -> None:
+    for name in ("softmax", "matmul"):
+        src = (EXAMPLES / "triton" / name / f"{name}.py").read_text()
+        assert static_py.check(src, src) is None
+
+
+def test_a_call_the_baseline_makes_is_allowed() -> None:
+    base = BASE + "\n\ndef ref(x):\n    return torch.softmax(x, 1)\n"
+    cand = BASE + "\n\ndef ref(x):\n    return torch.softmax(x, 1)\n"
+    assert static_py.check(cand, base) is None
+    assert static_py.check(cand, BASE) is not None
+
+
+def test_triton_fallback_candidate_is_rejected_by_the_cli_without_a_gpu(harness: Harness) -> None:
+    spec = EXAMPLES / "triton" / "softmax" / "spec.py"
+    v, _ = harness.evaluate(spec, EXAMPLES / "triton" / "softmax" / "candidates" / "torch_fallback.py")
+    assert v["status"] == "static_rejected", v
+    assert "fallback" in v["reason"]
+
+
+def test_monkeypatching_numpy_is_rejected_by_the_cli(harness: Harness) -> None:
+    spec = EXAMPLES / "triton" / "softmax" / "spec.py"
+    src = "import numpy as np\n" + BASE + "\nnp.testing.assert_allclose = print\n"
+    v, _ = harness.evaluate(spec, src, suffix=".py")
+    assert v["status"] == "static_rejected", v
+    assert "monkeypatches" in v["reason"]
