@@ -83,6 +83,18 @@ describe('parseAnswer: fenced code', () => {
     expect(fnOnly.source).toContain('constexpr int BLOCK_N = 2;');
   });
 
+  it('keeps the kernel\'s extern "C" linkage when the answer drops it', () => {
+    const plain = NEW_SCALE.replace('extern "C" ', '');
+    const p = ok(cpp('```cpp\n' + plain + '\n```'));
+    expect(p.source).toContain('extern "C" void scale(const float* __restrict x');
+    const inBlock = ok(cpp('```cpp\nextern "C" {\n' + plain + '\n}\n```'));
+    expect(inBlock.source).toMatch(/extern "C" void scale\(const float\* __restrict x/);
+    // A parent without C linkage is left as it is.
+    const cxx = CPP.replace(/extern "C" /g, '');
+    const q = ok(parseAnswer({ answer: '```cpp\n' + plain + '\n```', parentSource: cxx, kernel: 'scale', language: 'clike' }));
+    expect(q.source).not.toContain('extern "C"');
+  });
+
   it('picks, among several blocks, the last one that defines the kernel (old code first, new code after)', () => {
     const old = 'extern "C" void scale(const float* x, float* y, size_t n) {\n  for (size_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n}';
     const answer = `The current version:\n\`\`\`cpp\n${old}\n\`\`\`\nA usage example:\n\`\`\`cpp\nscale(a, b, 16);\n\`\`\`\nThe new one:\n\`\`\`cpp\n${NEW_SCALE}\n\`\`\`\nCompile with -O3.\n\`\`\`bash\ng++ -O3 x.cpp\n\`\`\``;
@@ -216,6 +228,12 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     expect(p.form).toBe('function');
     expect(p.source).toContain('evict_first');
     expect(p.source).toContain('def launch(x, y, out):');
+    expect(p.source.match(/@triton.jit/g)).toHaveLength(1);
+  });
+
+  it('keeps @triton.jit when the answer drops it', () => {
+    const p = ok(py('```python\n' + newKernel.replace('@triton.jit\n', '') + '\n```'));
+    expect(p.source).toMatch(/@triton.jit\ndef add_kernel\(/);
     expect(p.source.match(/@triton.jit/g)).toHaveLength(1);
   });
 

@@ -4,7 +4,7 @@
 // wander (prose around the code, several blocks, wrong language tags, reasoning in <think> tags, cut-off
 // answers), so each rule below picks the likeliest reading and everything else is a reason, never a throw.
 import { maskNonCode, type SourceLanguage } from '../sourceText';
-import { spliceFunction } from '../splice';
+import { findFunction, spliceFunction } from '../splice';
 
 /** Puts a new version of one function back into the whole file (the engine's splice by default). */
 export type SpliceFunction = (fileSource: string, functionName: string, newFunctionSource: string, language: SourceLanguage) => string;
@@ -51,6 +51,12 @@ export function parseAnswer(input: AnswerInput): ParsedAnswer {
   if (typeof result === 'string') return fail(result);
   // Unfenced code: the rationale is the prose around it.
   if (result.code) rationale = extractRationale(text.replace(result.code, '\n\n'));
+  result = {
+    ...result,
+    source: input.language === 'clike'
+      ? keepCLinkage(result.source, input.parentSource, input.kernel)
+      : keepDecorators(result.source, input.parentSource, input.kernel),
+  };
   if (sameText(result.source, input.parentSource)) return fail('the answer repeats the parent unchanged');
   if (input.language === 'clike') {
     const balance = braceBalance(result.source);
@@ -315,6 +321,44 @@ function extractFunction(text: string, kernel: string, language: SourceLanguage)
 }
 
 // ---------------------------------------------------------------------------------------------------------
+
+/** True when `kernel` is defined with C linkage: `extern "C"` before it, or inside an `extern "C" { ... }` block. */
+function hasCLinkage(source: string, kernel: string): boolean | undefined {
+  const fn = findFunction(source, kernel, 'clike');
+  if (!fn) return undefined;
+  if (/^extern\s*"C"/.test(source.slice(fn.start, fn.end))) return true;
+  const masked = maskNonCode(source, 'clike', { keepStrings: true });
+  for (const m of masked.slice(0, fn.start).matchAll(/extern\s*"C"\s*\{/g)) {
+    let depth = 0;
+    let k = m.index! + m[0].length - 1;
+    for (; k < masked.length; k++) {
+      if (masked[k] === '{') depth++;
+      else if (masked[k] === '}' && --depth === 0) break;
+    }
+    if (k >= fn.end) return true;
+  }
+  return false;
+}
+
+/**
+ * Models often drop `extern "C"` when they rewrite the function; the spec's launch() finds the kernel by its
+ * C name, so the candidate keeps the parent's linkage.
+ */
+function keepCLinkage(source: string, parentSource: string, kernel: string): string {
+  if (!hasCLinkage(parentSource, kernel) || hasCLinkage(source, kernel) !== false) return source;
+  const fn = findFunction(source, kernel, 'clike')!;
+  return source.slice(0, fn.start) + 'extern "C" ' + source.slice(fn.start);
+}
+
+/** A rewritten Triton kernel that lost its `@triton.jit` (or autotune) decorators gets the parent's back. */
+function keepDecorators(source: string, parentSource: string, kernel: string): string {
+  const parent = findFunction(parentSource, kernel, 'python');
+  const mine = findFunction(source, kernel, 'python');
+  if (!parent || !mine) return source;
+  const decorators = /^(?:[ \t]*@[^\n]*\n)+/.exec(parentSource.slice(parent.start, parent.end))?.[0];
+  if (!decorators || /^\s*@/.test(source.slice(mine.start, mine.end))) return source;
+  return source.slice(0, mine.start) + decorators.replace(/^[ \t]*/gm, mine.indent) + source.slice(mine.start);
+}
 
 function unbalanced(balance: number): string {
   return `the code's braces do not balance (${balance > 0 ? `${balance} more {` : `${-balance} more }`}); it is incomplete`;
