@@ -40,7 +40,6 @@ def kill_group(pgid):
 def run_job(msg):
     job_id = msg["id"]
     job_dir = msg["dir"]
-    started = time.time()
     try:
         os.makedirs(job_dir, exist_ok=True)
         for name, text in msg.get("files", {}).items():
@@ -51,6 +50,7 @@ def run_job(msg):
         env = dict(os.environ)
         env.update(msg.get("env", {}))
         argv = [sys.executable if a == "{python}" else a for a in msg["argv"]]
+        started = time.time()
         proc = subprocess.Popen(argv, cwd=job_dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
     except Exception as e:
@@ -67,15 +67,17 @@ def run_job(msg):
         timed_out = True
         kill_group(proc.pid)
         stdout, stderr = proc.communicate()
+    elapsed_ms = (time.time() - started) * 1000.0
     # Whatever the candidate left behind in its group goes too.
     kill_group(proc.pid)
     with jobs_lock:
         jobs.pop(job_id, None)
-    if not msg.get("keep"):
-        shutil.rmtree(job_dir, ignore_errors=True)
     send({"id": job_id, "event": "exit", "code": proc.returncode, "timed_out": timed_out,
           "stdout": stdout.decode("utf-8", "replace"), "stderr": stderr.decode("utf-8", "replace")[-20000:],
-          "elapsed_ms": (time.time() - started) * 1000.0})
+          "elapsed_ms": elapsed_ms})
+    # Cleaning up is off the critical path: the verdict is already on its way.
+    if not msg.get("keep"):
+        shutil.rmtree(job_dir, ignore_errors=True)
 
 
 def main():
@@ -122,7 +124,7 @@ export interface AgentExit {
   timedOut: boolean;
   stdout: string;
   stderr: string;
-  /** Time the job took on the host, from writing its files to its exit. */
+  /** Lifetime of the job's process on the host (start to exit): the harness's own time. */
   elapsedMs: number;
 }
 

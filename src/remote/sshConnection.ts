@@ -120,6 +120,9 @@ export class SshConnection extends EventEmitter {
       for (const [i, hop] of chain.entries()) {
         if (i === 0 && hop.proxyCommand) sock = proxyCommandStream(hop.proxyCommand);
         const client = await this.handshake(hop, sock);
+        // Jobs and verdicts are request/response messages: Nagle's algorithm would hold a verdict's last
+        // segment back for a delayed ACK (about 40 ms per candidate).
+        client.setNoDelay(true);
         opened.push(client);
         if (i < chain.length - 1) {
           const next = chain[i + 1];
