@@ -1,0 +1,58 @@
+"""The Triton and CUDA examples on an NVIDIA GPU (skipped where torch with CUDA, or nvcc, is absent)."""
+import shutil
+
+import pytest
+
+from conftest import EXAMPLES, Harness
+
+torch = pytest.importorskip("torch", reason="torch is not installed (the GPU backends need it)")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device here", allow_module_level=True)
+
+
+SOFTMAX = EXAMPLES / "triton" / "softmax"
+MATMUL = EXAMPLES / "triton" / "matmul"
+AXPBY = EXAMPLES / "cuda" / "axpby"
+
+
+def test_triton_softmax_baseline_is_ok_with_compile_stats(harness: Harness) -> None:
+    pytest.importorskip("triton")
+    v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "softmax.py", timeout=600)
+    assert v["status"] == "ok", v
+    assert v["compile"]["n_regs"] > 0 and "n_spills" in v["compile"]
+
+
+def test_triton_softmax_with_more_warps_is_ok(harness: Harness) -> None:
+    pytest.importorskip("triton")
+    v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "more_warps.py", timeout=600)
+    assert v["status"] == "ok", v
+    assert v["speedup"] > 0
+
+
+def test_wrong_triton_softmax_is_incorrect(harness: Harness) -> None:
+    pytest.importorskip("triton")
+    v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "wrong_fixed_block.py", timeout=600)
+    assert v["status"] == "incorrect", v
+    assert "cols=4097" in v["reason"]
+
+
+def test_triton_matmul_big_tiles_is_ok_and_faster(harness: Harness) -> None:
+    pytest.importorskip("triton")
+    v, _ = harness.evaluate(MATMUL / "spec.py", MATMUL / "candidates" / "big_tiles.py", timeout=600)
+    assert v["status"] == "ok", v
+    assert v["speedup"] > 1.0, v
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_cuda_axpby_tuned_is_ok_with_ptxas_stats(harness: Harness) -> None:
+    v, _ = harness.evaluate(AXPBY / "spec.py", AXPBY / "candidates" / "block256_items4.cu", timeout=600)
+    assert v["status"] == "ok", v
+    assert v["compile"]["n_regs"] > 0
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_cuda_axpby_skipping_the_tail_is_incorrect(harness: Harness) -> None:
+    v, _ = harness.evaluate(AXPBY / "spec.py", AXPBY / "candidates" / "skips_tail.cu", timeout=600)
+    assert v["status"] == "incorrect", v
+
+
