@@ -95,6 +95,26 @@ for (const stream of [false, true]) {
   });
 }
 
+describe('LlmClient and servers that stream differently', () => {
+  it('takes a stream the server ends without finish_reason or [DONE]', async () => {
+    const s = await serve([{ kind: 'answer', content: 'complete answer, no finish', bareEnd: true }]);
+    const a = await new LlmClient({ model: 'm', baseURL: s.baseURL, apiKey: 'k' }).complete(ask);
+    expect(a.text).toBe('complete answer, no finish');
+    expect(a.attempts).toBe(1);
+  });
+
+  it('falls back to plain requests for a server that answers a stream request with JSON', async () => {
+    const s = await serve([{ kind: 'answer', content: 'json body', ignoreStream: true }, { kind: 'answer', content: 'second' }],
+      { fallback: { kind: 'answer', content: 'scripted' } });
+    const notices: string[] = [];
+    const c = new LlmClient({ model: 'm', baseURL: s.baseURL, apiKey: 'k', onNotice: (m) => notices.push(m) });
+    expect((await c.complete(ask)).text).toBe('second');
+    expect(notices[0]).toMatch(/does not stream answers/);
+    expect((await c.complete(ask)).text).toBe('scripted');
+    expect(s.requests.map((r) => r.stream)).toEqual([true, false, false]);
+  });
+});
+
 describe('LlmClient limits', () => {
   it('keeps at most maxConcurrency requests in flight', async () => {
     const s = await serve([], { fallback: { kind: 'answer', content: 'ok', delayMs: 150 } });

@@ -20,7 +20,9 @@ export interface RecordedRequest {
 export type ScriptStep =
   /** A complete answer; `delayMs` waits before the headers (a slow server, or one that makes the client time out). */
   | { kind: 'answer'; content: string; delayMs?: number; promptTokens?: number; completionTokens?: number; finishReason?: string;
-      /** Leave the usage out, as some servers do. */ noUsage?: boolean }
+      /** Leave the usage out, as some servers do. */ noUsage?: boolean;
+      /** Streamed: send no finish_reason and no [DONE], just end the response (some servers do). */ bareEnd?: boolean;
+      /** Answer a streamed request with one JSON body, as servers that cannot stream do. */ ignoreStream?: boolean }
   /** An error status with an OpenAI-style error body. */
   | { kind: 'status'; status: number; message?: string; retryAfter?: string; retryAfterMs?: number }
   /** Streamed: send the first `afterChars` characters of `content`, then destroy the socket. Plain: destroy at once. */
@@ -150,7 +152,7 @@ export class ScriptedLlmServer {
         const completionTokens = step.completionTokens ?? Math.ceil(step.content.length / 4);
         const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
         const finish = step.finishReason ?? 'stop';
-        if (!record.stream) {
+        if (!record.stream || step.ignoreStream) {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(JSON.stringify({
             id: `chatcmpl-${this.requests.length}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model,
@@ -162,6 +164,10 @@ export class ScriptedLlmServer {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         res.write(sse(chunk(model, { role: 'assistant', content: '' }, null)));
         for (const piece of this.pieces(step.content)) res.write(sse(chunk(model, { content: piece }, null)));
+        if (step.bareEnd) {
+          res.end();
+          return;
+        }
         res.write(sse(chunk(model, {}, finish)));
         if (record.body?.stream_options?.include_usage && !step.noUsage) {
           res.write(sse({ id: 'chatcmpl-u', object: 'chat.completion.chunk', created: 0, model, choices: [], usage }));

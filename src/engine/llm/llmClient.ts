@@ -32,6 +32,8 @@ export interface LlmClientOptions {
   maxRetryDelayMs?: number;
   /** Told about every retry (for a log line). */
   onRetry?: (info: RetryInfo) => void;
+  /** Told about other changes of course (a server that cannot stream). */
+  onNotice?: (message: string) => void;
 }
 
 export interface RetryInfo {
@@ -80,6 +82,8 @@ export class LlmClient {
   private readonly client: OpenAI;
   private readonly limit: ConcurrencyLimit;
   private readonly opts: Required<Pick<LlmClientOptions, 'stream' | 'timeoutS' | 'maxRetries' | 'retryBaseMs' | 'maxRetryDelayMs'>>;
+  /** Starts as `stream`; turned off for good when the server answers a streamed request with no events. */
+  private streaming: boolean;
 
   constructor(private readonly options: LlmClientOptions) {
     if (!options.model) {
@@ -101,6 +105,7 @@ export class LlmClient {
       retryBaseMs: options.retryBaseMs ?? 1000,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
     };
+    this.streaming = this.opts.stream;
   }
 
   get baseURL(): string {
@@ -161,7 +166,7 @@ export class LlmClient {
       ...(this.options.maxTokens === undefined ? {} : { max_tokens: this.options.maxTokens }),
     };
     try {
-      if (this.opts.stream) {
+      if (this.streaming) {
         const stream = await this.client.chat.completions.create(
           { ...body, stream: true, stream_options: { include_usage: true } },
           { signal: controller.signal },
@@ -170,18 +175,21 @@ export class LlmClient {
         let finishReason: string | undefined;
         let model = this.model;
         let usage: OpenAI.CompletionUsage | undefined;
+        let chunks = 0;
+        // A connection cut mid-stream throws here (and is retried); a stream the server ends is the answer,
+        // with or without a finish_reason (some servers send none).
         for await (const chunk of stream) {
+          chunks++;
           if (chunk.model) model = chunk.model;
           if (chunk.usage) usage = chunk.usage;
           const choice = chunk.choices?.[0];
           if (choice?.delta?.content) text += choice.delta.content;
           if (choice?.finish_reason) finishReason = choice.finish_reason;
         }
-        if (!finishReason) {
-          // The server closed the stream without saying the answer was complete: a dropped connection.
-          throw new RetryableError(`the answer stream ended after ${text.length} characters without finishing`);
-        }
-        return withUsage(text, model, finishReason, usage, messages);
+        if (chunks > 0) return withUsage(text, model, finishReason, usage, messages);
+        // Not one event: the server ignores `stream` and answers in one JSON body. Ask plainly from now on.
+        this.streaming = false;
+        this.options.onNotice?.(`The LLM endpoint ${this.baseURL} does not stream answers; asking without streaming from now on.`);
       }
       const res = await this.client.chat.completions.create({ ...body, stream: false }, { signal: controller.signal });
       const choice = res.choices?.[0];

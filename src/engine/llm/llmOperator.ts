@@ -240,6 +240,7 @@ export function resolveClientOptions(o: LlmOperatorOptions): LlmClientOptions {
     temperature: o.temperature ?? llm.temperature,
     maxTokens: o.maxTokens ?? llm.maxTokens,
     retryBaseMs: o.retryBaseMs,
+    onNotice: (message) => o.onEvent?.({ type: 'log', level: 'info', message, at: Date.now() }),
     onRetry: (r) => o.onEvent?.({
       type: 'log', level: 'warn', at: Date.now(),
       message: `LLM request attempt ${r.attempt} failed (${r.reason}); retrying in ${(r.delayMs / 1000).toFixed(1)} s`,
