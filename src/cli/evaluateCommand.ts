@@ -2,7 +2,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadSpec } from '../engine/spec';
+import { loadSpec, SpecError } from '../engine/spec';
 import type { Verdict } from '../engine/verdict';
 import { createHosts, loadConfig } from '../remote/hostConfig';
 import '../remote/hosts';
@@ -50,6 +50,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
       profile: values.profile,
     });
   } catch (e) {
+    if (e instanceof SpecError) throw e; // the harness found the spec wrong: exit 2 with its sentence
     throw new CliError(`Host "${host.name}" could not evaluate the candidate: ${(e as Error).message}`, EXIT.hostFailure);
   } finally {
     await host.dispose();

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { SpecError } from '../engine/spec';
 import type { Verdict } from '../engine/verdict';
 import { isVerdict } from '../engine/verdict';
 import { harnessDir } from './harnessLocation';
@@ -25,8 +26,13 @@ export interface HarnessProcessResult {
   stderr: string;
 }
 
-/** Parses the harness's stdout: its last line is the verdict JSON. */
+/** Parses the harness's stdout: its last line is the verdict JSON. Exit 2 means the spec is wrong (the
+ *  harness said what to fix on stderr): that is the user's error, not the host's. */
 export function verdictFromHarnessOutput(r: HarnessProcessResult): Verdict {
+  if (r.code === 2) {
+    const said = r.stderr.split('\n').filter((l) => l.startsWith('kernelevolve_harness: '));
+    if (said.length) throw new SpecError(said.map((l) => l.slice('kernelevolve_harness: '.length)).join('\n'));
+  }
   const lines = r.stdout.trim().split('\n');
   const last = lines[lines.length - 1] ?? '';
   try {

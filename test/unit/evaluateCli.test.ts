@@ -1,0 +1,80 @@
+// `kernelevolve evaluate` end to end: the built CLI, the local host and the real harness on the C++ examples.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = path.resolve(__dirname, '..', '..');
+const matmul = path.join(root, 'examples', 'cpp', 'matmul_blocked');
+
+function cli(...args: string[]) {
+  const r = spawnSync(process.execPath, [path.join(root, 'bin', 'kernelevolve.js'), 'evaluate', ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('kernelevolve evaluate (local host, C++ examples)', () => {
+  beforeAll(() => {
+    const b = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.mjs')], { cwd: root, encoding: 'utf8' });
+    expect(b.status, b.stderr).toBe(0);
+  }, 120_000);
+
+  it('judges an honest faster candidate ok, exit 0, with a speedup in the JSON verdict', () => {
+    const r = cli('--spec', path.join(matmul, 'spec.py'), '--candidate', path.join(matmul, 'candidates', 'tuned_blocks.cpp'), '--json');
+    expect(r.code, r.stderr).toBe(0);
+    const v = JSON.parse(r.stdout.trim());
+    expect(v.status).toBe('ok');
+    expect(v.speedup).toBeGreaterThan(1.5);
+    expect(v.shapes).toHaveLength(3);
+    expect(v.host).toBe('local');
+  }, 120_000);
+
+  it('prints a readable summary without --json', () => {
+    const r = cli('--spec', path.join(matmul, 'spec.py'), '--candidate', path.join(matmul, 'matmul.cpp'));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^ok\s+\d+\.\d\dx/);
+    expect(r.stdout).toContain('m=130 n=257 k=96');
+  }, 120_000);
+
+  it('judges a wrong candidate incorrect, exit 1, naming the shape', () => {
+    const r = cli('--spec', path.join(matmul, 'spec.py'), '--candidate', path.join(matmul, 'candidates', 'only_multiples_of_16.cpp'), '--json');
+    expect(r.code).toBe(1);
+    const v = JSON.parse(r.stdout.trim());
+    expect(v.status).toBe('incorrect');
+    expect(v.reason).toMatch(/shape \{m=\d+, n=\d+, k=\d+\}/);
+  }, 120_000);
+
+  it('judges a cheating candidate static_rejected, exit 1', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ke-eval-'));
+    const src = readFileSync(path.join(matmul, 'matmul.cpp'), 'utf8').replace('#include <algorithm>', '#include <algorithm>\n#include <thread>')
+      .replace('for (int i = 0; i < M * N; ++i) C[i] = 0.0f;', 'std::thread([=] { for (int i = 0; i < M * N; ++i) C[i] = 0.0f; }).join();');
+    writeFileSync(path.join(dir, 'threaded.cpp'), src);
+    const r = cli('--spec', path.join(matmul, 'spec.py'), '--candidate', path.join(dir, 'threaded.cpp'), '--json');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout.trim()).status).toBe('static_rejected');
+  }, 120_000);
+
+  it('a spec the harness finds wrong is exit 2 with what to fix, not a host failure', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ke-eval-'));
+    copyFileSync(path.join(matmul, 'matmul.cpp'), path.join(dir, 'matmul.cpp'));
+    const spec = readFileSync(path.join(matmul, 'spec.py'), 'utf8').replace(/SHAPES = \[[\s\S]*?\n\]/, 'SHAPES = []');
+    writeFileSync(path.join(dir, 'spec.py'), spec);
+    const r = cli('--spec', path.join(dir, 'spec.py'), '--candidate', path.join(dir, 'matmul.cpp'), '--json');
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('SHAPES must be a non-empty list');
+  }, 120_000);
+
+  it('a spec without KERNEL is exit 2 before anything runs', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ke-eval-'));
+    copyFileSync(path.join(matmul, 'matmul.cpp'), path.join(dir, 'matmul.cpp'));
+    writeFileSync(path.join(dir, 'spec.py'), readFileSync(path.join(matmul, 'spec.py'), 'utf8').replace('KERNEL = "matmul"', ''));
+    const r = cli('--spec', path.join(dir, 'spec.py'), '--candidate', path.join(dir, 'matmul.cpp'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('KERNEL');
+  }, 120_000);
+});
