@@ -70,7 +70,7 @@ export class LlmOperator implements Operator {
   private readonly specTexts = new Map<string, Promise<string>>();
   private pastWins?: Promise<PastWin[]>;
   private readonly recentInvalid: string[] = [];
-  /** Set after the endpoint refused the key or the model: no more calls, every proposal says why. */
+  /** Set after the endpoint refused the key or the model: no more requests; every later proposal fails with it. */
   private disabledReason?: string;
   private refinements = 0;
   /** Runs created after this are this run (its folder is made after the operators): not past wins. */
