@@ -126,6 +126,12 @@ describe('prompt parts', () => {
     expect(e).not.toContain('HELPER_');
   });
 
+  it('lists a failed candidate that came without a rationale, with its error', () => {
+    const bare = cand({ id: 'c0007', parents: ['c0000'], mode: 'improve', verdict: broken.verdict });
+    const lines = failedStrategies({ candidates: [baseline, bare] });
+    expect(lines).toEqual([expect.stringMatching(/^c0007 \(llm\/improve, no rationale given\) -> compile_error: g\+\+ failed \(.*'__m256' was not declared/)]);
+  });
+
   it('summarizes no strategy twice', () => {
     const dup = cand({ id: 'c0009', parents: ['c0000'], rationale: broken.rationale, verdict: broken.verdict });
     const lines = failedStrategies({ candidates: [...all, dup] });

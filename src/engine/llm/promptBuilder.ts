@@ -318,8 +318,9 @@ export function failedStrategies(p: Pick<PromptInputs, 'candidates' | 'parent'>)
   const out: string[] = [];
   for (const c of [...p.candidates].reverse()) {
     if (!c.verdict || c.operator === 'baseline' || c.id === p.parent?.id) continue;
-    const what = c.rationale ? clip(c.rationale, PROMPT_LIMITS.rationale) : c.knobs ? `knobs ${JSON.stringify(c.knobs)}` : '';
-    if (!what) continue;
+    // An answer without prose still gets its line: what broke matters more than what it meant to do.
+    const what = c.rationale ? clip(c.rationale, PROMPT_LIMITS.rationale)
+      : c.knobs ? `knobs ${JSON.stringify(c.knobs)}` : `${c.id} (${c.operator}${c.mode ? `/${c.mode}` : ''}, no rationale given)`;
     let line: string | undefined;
     if (c.verdict.status !== 'ok') {
       const first = firstError(c.verdict.log);
