@@ -174,6 +174,18 @@ describe('parseAnswer: no fence', () => {
   });
 });
 
+describe('parseAnswer: JSON answers', () => {
+  it('reads code and rationale from a JSON object, fenced or not', () => {
+    const obj = JSON.stringify({ rationale: 'Unrolled by four.', code: NEW_SCALE });
+    for (const answer of [obj, '```json\n' + obj + '\n```']) {
+      const p = ok(cpp(answer));
+      expect(p.source).toContain('i + 4 <= n');
+      expect(p.rationale).toBe('Unrolled by four.');
+    }
+    expect(bad(cpp(JSON.stringify({ rationale: 'x', code: 'no kernel here' })))).toMatch(/does not define scale/);
+  });
+});
+
 describe('parseAnswer: SEARCH/REPLACE', () => {
   it('applies several blocks in order', () => {
     const answer = `Use restrict and a multiply by a constant.

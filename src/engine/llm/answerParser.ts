@@ -41,6 +41,11 @@ export function parseAnswer(input: AnswerInput): ParsedAnswer {
   const fail = (reason: string): ParsedAnswer => ({ ok: false, reason, rationale });
   if (thinkingCutOff) return fail('the answer stopped inside its <think> reasoning, before any code');
   if (!text.trim()) return fail('the answer is empty');
+  const json = jsonAnswer(text);
+  if (json) {
+    const inner = parseAnswer({ ...input, answer: json.code });
+    return json.rationale ? { ...inner, rationale: extractRationale(json.rationale) } : inner;
+  }
 
   let result: { source: string; form: AnswerForm; code?: string } | string;
   if (SR_START.test(text)) result = applySearchReplace(text, input.parentSource);
@@ -77,6 +82,21 @@ function stripThinking(text: string): { text: string; thinkingCutOff: boolean } 
     out = before;
   }
   return { text: out, thinkingCutOff: false };
+}
+
+/** Models in a JSON output mode answer `{"rationale": "...", "code": "..."}` (or similar names). */
+function jsonAnswer(text: string): { code: string; rationale?: string } | undefined {
+  const t = text.trim().replace(/^```(?:json)?\s*\n([\s\S]*?)\n```$/, '$1').trim();
+  if (!t.startsWith('{') || !t.endsWith('}')) return undefined;
+  let obj: Record<string, unknown>;
+  try {
+    obj = JSON.parse(t) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const pick = (names: string[]) => names.map((n) => obj[n]).find((v): v is string => typeof v === 'string' && v.trim() !== '');
+  const code = pick(['code', 'source', 'kernel', 'file', 'content', 'answer']);
+  return code ? { code, rationale: pick(['rationale', 'explanation', 'reasoning', 'idea', 'summary']) } : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------
