@@ -23,6 +23,8 @@ RULES: List[Tuple[str, str]] = [
     (_WORD.format(r"\w*rdtscp?\w*|clock_gettime|gettimeofday|timespec_get|chrono|QueryPerformanceCounter|clock64|globaltimer"), "a timer"),
     (_CALL.format(r"(?:clock|time|times|getrusage|sleep|usleep|nanosleep)"), "a timer"),
     (_CALL.format(r"(?:signal|sigaction|raise|kill|alarm|setitimer|sigprocmask)"), "a signal"),
+    (_WORD.format(r"ptrace|prctl|setrlimit|sched_\w+|setpriority|nice|memfd_create|process_vm_\w+|personality|"
+                  r"pkey_\w+|rdpmc|__rdpmc|userfaultfd|perf_event_open"), "process or scheduler control"),
     (_WORD.format(r"syscall|__asm__|__asm|asm"), "a raw system call or inline assembly"),
     (_WORD.format(r"dlopen|dlsym|dlvsym|dlclose|dl_iterate_phdr|RTLD_\w+"), "dynamic loading"),
     (_WORD.format(r"mmap|munmap|mprotect|mremap|madvise|brk|sbrk|shm_open|shmget"), "memory mapping"),
@@ -64,6 +66,7 @@ FORBIDDEN_SYMBOLS = re.compile(
     r"|ioctl|fcntl\w*|unlink|socket|connect|getenv|secure_getenv|setenv|putenv|environ|__environ|_?setjmp|_?longjmp"
     r"|__longjmp_chk|sigsetjmp|siglongjmp|__sigsetjmp|Py\w+|_Py\w+|GOMP_\w+|omp_\w+|cblas_\w+|[sdcz]gemm_?|mkl_\w+"
     r"|cublas\w*|cudnn\w*|cudaStream\w*|cudaLaunchHostFunc|cudaDeviceSetLimit|cudaDeviceReset|cudaGraph\w*"
+    r"|ptrace|prctl|setrlimit|sched_\w+|setpriority|nice|memfd_create|process_vm_\w+|personality|perf_event_open"
     r"|_ZNSt6thread\w*|_ZNSt6chrono\w*|_ZSt9terminatev_unused)$"
 )
 

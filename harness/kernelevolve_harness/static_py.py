@@ -29,6 +29,12 @@ FALLBACK_METHODS = {"matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "softma
 FORBIDDEN_ATTRS = {"Stream", "stream", "current_stream", "set_stream", "synchronize", "Event", "graph", "CUDAGraph",
                    "lru_cache", "cache", "cached_property", "do_bench", "do_bench_cudagraph", "data_ptr_cache"}
 JIT_DECORATORS = {"jit", "autotune", "heuristics"}
+# Attribute chains into these parts of torch/triton reach runtimes, benchmarks, streams or library ops.
+FORBIDDEN_CHAIN_PARTS = {"testing", "runtime", "compiler", "backends", "utils", "cuda", "library", "ops", "nn",
+                         "distributed", "multiprocessing", "fft", "linalg", "autograd", "profiler", "hub", "fx",
+                         "export", "sparse", "special", "func", "jit_utils", "driver"}
+DEVICE_QUERIES = {"torch.cuda.get_device_properties", "torch.cuda.current_device", "torch.cuda.get_device_capability",
+                  "torch.cuda.device_count", "torch.cuda.is_available"}
 
 
 def _root(node: ast.AST) -> Optional[str]:
@@ -88,6 +94,8 @@ class _Scan(ast.NodeVisitor):
     def _check_module(self, name: str, node: ast.AST, leaf: bool = False) -> None:
         parts = name.split(".")
         ok = parts[0] in {m.split(".")[0] for m in ALLOWED_IMPORTS}
+        if name.startswith("triton.language"):
+            return  # the kernel language itself, including tl.extra libdevice
         bad = [p for p in parts[1:] if p in FORBIDDEN_IMPORT_PARTS or p.startswith("_")]
         if leaf and parts[-1] in TORCH_ALLOWED | {"language", "jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "constexpr"}:
             bad = [p for p in bad if p != parts[-1]]
@@ -113,6 +121,13 @@ class _Scan(ast.NodeVisitor):
             self.add(f"{_dotted(node) or node.attr} (streams, synchronisation, caches or benchmark helpers)", node)
         if isinstance(node.ctx, (ast.Store, ast.Del)) and _root(node) in self.modules:
             self.add(f"an assignment to {_dotted(node)}, which monkeypatches an imported module", node)
+        dotted = _dotted(node)
+        parts = dotted.split(".")
+        if (len(parts) > 1 and parts[0] in ("torch", "triton") and not dotted.startswith("triton.language")
+                and not any(dotted == q or q.startswith(dotted + ".") for q in DEVICE_QUERIES)
+                and any(p in FORBIDDEN_CHAIN_PARTS for p in parts[1:])):
+            self.add(f"{dotted} (a runtime, benchmark, stream or library module)", node)
+            return
         self.generic_visit(node)
 
     def visit_Global(self, node: ast.Global) -> None:
@@ -127,7 +142,9 @@ class _Scan(ast.NodeVisitor):
         if not self.in_jit and isinstance(node.func, ast.Attribute):
             dotted = _dotted(node.func)
             root = _root(node.func)
-            if dotted.startswith("torch.") and node.func.attr not in TORCH_ALLOWED:
+            if dotted in DEVICE_QUERIES:
+                pass
+            elif dotted.startswith("torch.") and node.func.attr not in TORCH_ALLOWED:
                 self.add(f"the library call {dotted} (a fallback)", node)
             elif root not in self.modules and node.func.attr in FALLBACK_METHODS:
                 self.add(f"the tensor method .{node.func.attr}() (a library fallback)", node)

@@ -45,6 +45,8 @@ CASES = [
     ("cblas", "", "  cblas_sgemm(0, 0, 0, M, N, K, 1, A, K, B, N, 0, C, N);"),
     ("python api", "", '  PyRun_SimpleString("import os");'),
     ("frame address", "", "  void* f = __builtin_frame_address(1);"),
+    ("ptrace", "", "  ptrace(0, 0, 0, 0);"),
+    ("affinity", "", "  sched_setaffinity(0, 0, 0);"),
 ]
 
 

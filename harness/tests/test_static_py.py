@@ -38,7 +38,15 @@ CASES = [
     ("lru_cache", "import functools\n", "    f = functools.lru_cache(None)"),
     ("global", "", "    global CACHE"),
     ("torch.compile", "", "    torch.compile(softmax)"),
+    ("triton runtime chain", "", "    s = triton.runtime.driver.active.get_current_stream()"),
+    ("benchmark helper", "", "    triton.testing.do_bench(lambda: None)"),
 ]
+
+
+def test_device_queries_and_libdevice_are_allowed() -> None:
+    src = ("import triton.language.extra.cuda.libdevice as libdevice\n" + BASE
+           + "\nSMS = torch.cuda.get_device_properties(0).multi_processor_count\n")
+    assert static_py.check(src, BASE) is None
 
 
 @pytest.mark.parametrize("name,imports,body", CASES, ids=[c[0] for c in CASES])
