@@ -14,6 +14,7 @@ import { TuneOperator } from '../engine/tuneOperator';
 import { fitness } from '../engine/verdict';
 import { createHosts, loadConfig, type KernelEvolveConfig } from '../remote/hostConfig';
 import { HostPool } from '../remote/hostPool';
+import '../remote/hosts';
 import { CliError, EXIT } from './cliError';
 import { bestDiff, leaderboard, reasonText } from './evolveReport';
 import { EvolveProgress } from './evolveProgress';
@@ -177,6 +178,8 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     throw e;
   }
   if (stored) store.update({ options: { ...options }, hosts: hostInfo });
+  // Hosts with machinery of their own (Slurm jobs started, ended, requeues) report it as the run's log.
+  for (const h of hosts) h.onLog?.((level, message) => [progress.listener, store.listener].forEach((l) => l({ type: 'log', level, message, at: Date.now() })));
 
   const limits: TerminationLimits = {
     budget: options.budget,
