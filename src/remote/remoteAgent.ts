@@ -150,7 +150,10 @@ export class AgentSession extends EventEmitter {
       rejectReady = rej;
     });
     let stderr = '';
+    let exitCode: number | null | undefined;
+    let isReady = false;
     channel.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+    channel.on('exit', (code: number | null) => (exitCode = code));
     channel.on('data', (d: Buffer) => {
       this.buffer += d.toString();
       let nl: number;
@@ -163,14 +166,19 @@ export class AgentSession extends EventEmitter {
         } catch {
           continue;
         }
-        if (msg.event === 'ready') resolveReady(msg as { python: string; version: string });
+        if (msg.event === 'ready') {
+          isReady = true;
+          resolveReady(msg as { python: string; version: string });
+        }
         else this.dispatch(msg);
       }
     });
     channel.on('close', () => {
       const err = this.onLost();
       this.closedWith = err;
-      rejectReady(new Error(`${err.message}${stderr ? `\n${stderr.trim()}` : ''}`));
+      if (!isReady) {
+        rejectReady(exitCode === undefined ? err : new Error(`it exited with code ${exitCode}${stderr.trim() ? ` saying: ${stderr.trim()}` : ''}`));
+      }
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
       this.emit('closed');

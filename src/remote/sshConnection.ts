@@ -29,20 +29,23 @@ export interface SshConnectionOptions {
   keepaliveCountMax?: number;
 }
 
-/** The server's host key was refused; retrying cannot help, so this host is out for the run. */
-export class HostKeyError extends HostUnavailableError {
+/**
+ * The server's host key was refused. Not a HostUnavailableError on purpose: retrying cannot help, and a
+ * possible interception must stop the run loudly rather than have its jobs quietly requeued.
+ */
+export class HostKeyError extends Error {
   readonly permanent = true;
-  constructor(host: string, message: string) {
-    super(host, message);
+  constructor(readonly host: string, message: string) {
+    super(message);
     this.name = 'HostKeyError';
   }
 }
 
-/** Authentication failed: no key was accepted. Retrying cannot help either. */
-export class SshAuthError extends HostUnavailableError {
+/** Authentication failed: no key was accepted. Retrying cannot help either, so it is not requeued. */
+export class SshAuthError extends Error {
   readonly permanent = true;
-  constructor(host: string, message: string) {
-    super(host, message);
+  constructor(readonly host: string, message: string) {
+    super(message);
     this.name = 'SshAuthError';
   }
 }

@@ -57,6 +57,18 @@ function remotePath(p: string): string {
   return shellQuote(p);
 }
 
+/**
+ * The host answers but cannot run jobs as configured (no Python, workdir not writable). Not requeued: the
+ * same job would fail the same way; the message says what to change.
+ */
+export class HostSetupError extends Error {
+  readonly permanent = true;
+  constructor(readonly host: string, message: string) {
+    super(message);
+    this.name = 'HostSetupError';
+  }
+}
+
 interface Session {
   agent: AgentSession;
   /** Absolute workdir on the host. */
@@ -127,7 +139,7 @@ export class SshHost implements Host {
       `mkdir -p ${remotePath(workdirSpec)}/locks ${remotePath(workdirSpec)}/jobs ${remotePath(workdirSpec)}/specs && cd ${remotePath(workdirSpec)} && pwd && ` +
       `if [ -f ${harnessName}/${AGENT_FILE} ]; then echo present; else echo missing; fi`);
     if (prep.code !== 0) {
-      throw new HostUnavailableError(this.name, `Cannot create the workdir ${workdirSpec} on ${this.name}: ${prep.stderr.trim() || `exit ${prep.code}`}. Set "workdir" for this host to a writable folder.`);
+      throw new HostSetupError(this.name, `Cannot create the workdir ${workdirSpec} on ${this.name}: ${prep.stderr.trim() || `exit ${prep.code}`}. Set "workdir" for this host to a writable folder.`);
     }
     const [workdir, state] = prep.stdout.trim().split('\n');
     if (state !== 'present') await uploadBundle(conn, bundle, `${workdir}/${harnessName}`);
@@ -139,13 +151,14 @@ export class SshHost implements Host {
     try {
       ready = await agent.ready;
     } catch (e) {
-      throw new HostUnavailableError(this.name, `${this.name} could not start \`${this.python}\`: ${(e as Error).message}. ` +
+      if (!conn.connected) throw e; // the link dropped meanwhile: the pool tries again
+      throw new HostSetupError(this.name, `${this.name} could not start \`${this.python}\`: ${(e as Error).message}. ` +
         `Install Python 3.9+ there, or set "python" for this host to its path.`);
     }
     const [major, minor] = ready.version.split('.').map(Number);
     if (major < 3 || (major === 3 && minor < 9)) {
       agent.close();
-      throw new HostUnavailableError(this.name, `${this.name} has Python ${ready.version}; the harness needs 3.9 or newer. Set "python" for this host to a newer one.`);
+      throw new HostSetupError(this.name, `${this.name} has Python ${ready.version}; the harness needs 3.9 or newer. Set "python" for this host to a newer one.`);
     }
     return { agent, workdir, harnessDir: agentDir, supportsLock: bundle.supportsLock, specs: new Set() };
   }

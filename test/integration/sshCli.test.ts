@@ -139,6 +139,21 @@ describe('kernelevolve evaluate over SSH', () => {
 });
 
 describe('kernelevolve evolve over SSH', () => {
+  it('stops at once on a mismatched host key instead of retrying the host', async () => {
+    const other = path.join(work, 'impostor2');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', other]);
+    const kh = path.join(work, 'known_hosts_wrong2');
+    fs.writeFileSync(kh, `[127.0.0.1]:${sshd.port} ${fs.readFileSync(`${other}.pub`, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ')}\n`);
+    const config = writeConfig('evolve-wrong', [sshHostEntry('loop', { knownHostsFile: kh })]);
+    const started = Date.now();
+    const r = await runCli(cli, ['evolve', '--spec', path.join(fixtures, 'spec.py'), '--operators', 'tune', '--budget', '3',
+      '--config', config, '--host', 'loop', '--out', path.join(work, 'run-wrong')], env(), 120_000);
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('HOST KEY MISMATCH');
+    expect(r.stderr).toContain(sshd.hostKeyFingerprint);
+  });
+
   it('runs the search on the SSH host, and every candidate gets the verdict the local host gives it', async () => {
     const config = writeConfig('evolve', [sshHostEntry('loop')]);
     const out = path.join(work, 'run-ssh');

@@ -8,10 +8,11 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSpec } from '../../src/engine/spec';
 import type { EvaluationJob } from '../../src/remote/host';
+import { HostUnavailableError } from '../../src/remote/host';
 import type { SshHostConfig } from '../../src/remote/hostConfig';
 import { HostPool } from '../../src/remote/hostPool';
 import { LocalHost } from '../../src/remote/localHost';
-import { SshHost } from '../../src/remote/sshHost';
+import { HostSetupError, SshHost } from '../../src/remote/sshHost';
 import { startSshd } from '../support/sshd';
 import type { Sshd } from '../support/sshd';
 
@@ -187,6 +188,20 @@ describe('ssh host', () => {
       expect(await waitUntilNone(workdir)).toEqual([]);
     } finally {
       await pool.dispose();
+    }
+  });
+
+  it('says what to change when the host has no such python, without requeueing the job', async () => {
+    const remote = sshHost({ python: 'python3-not-installed' });
+    try {
+      const err = await remote.evaluate(await job(path.join(fixtures, 'spec.py'), path.join(fixtures, 'scale.cpp'), 'nopy'))
+        .then(() => undefined, (e: Error) => e);
+      expect(err).toBeInstanceOf(HostSetupError);
+      expect(err).not.toBeInstanceOf(HostUnavailableError);
+      expect(err!.message).toMatch(/could not start `python3-not-installed`: it exited with code 127 saying: .*not found/);
+      expect(err!.message).toContain('set "python" for this host');
+    } finally {
+      await remote.dispose();
     }
   });
 
