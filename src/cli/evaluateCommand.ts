@@ -39,6 +39,8 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
   const config = await loadConfig(values.config);
   const [host] = createHosts(config, values.host ?? [], cliHostOptions({ acceptNewHostKey: values['accept-new-host-key'] }));
   if (!host) throw new CliError('The config lists no hosts; add {"name": "local", "type": "local"} to "hosts".');
+  // A Slurm host says which job and node took the candidate: progress, so stderr (stdout stays the verdict).
+  host.onLog?.((level, message) => process.stderr.write(`${level === 'info' ? '' : `${level}: `}${message}\n`));
   let verdict: Verdict;
   try {
     verdict = await host.evaluate({

@@ -231,13 +231,15 @@ describe('slurm host', () => {
     const spec = path.join(fixture, 'spec.py');
     const evalOn = async (host: string) => {
       const r = await run('node', [CLI, 'evaluate', '--spec', spec, '--candidate', path.join(fixture, 'wrong.cpp'), '--host', host, '--config', cfg, '--json'],
-        { env: { ...process.env, SLURM_CONF: cluster.conf } }).catch((e: { stdout: string; code: number }) => e);
-      return { code: (r as { code?: number }).code ?? 0, verdict: JSON.parse(r.stdout.trim().split('\n').pop()!) as Verdict };
+        { env: { ...process.env, SLURM_CONF: cluster.conf } }).catch((e: { stdout: string; stderr: string; code: number }) => e);
+      return { code: (r as { code?: number }).code ?? 0, stderr: r.stderr, verdict: JSON.parse(r.stdout.trim().split('\n').pop()!) as Verdict };
     };
     const [slurm, local] = [await evalOn('cluster'), await evalOn('local')];
     expect(slurm.code).toBe(1);
     expect(gist(slurm.verdict)).toEqual(gist(local.verdict));
     expect(slurm.verdict.placement).toMatchObject({ host: 'cluster', node: cluster.node });
+    expect(slurm.stderr).toMatch(/started on Slurm job \d+ \(node /);
+    expect(slurm.stderr).toMatch(/scancelled Slurm job\(s\) \d+/);
     expect(cluster.squeue()).toEqual([]); // the CLI disposed its host: nothing left behind
     const check = await run('node', [CLI, 'hosts', '--check', '--host', 'cluster', '--config', cfg], { env: { ...process.env, SLURM_CONF: cluster.conf } });
     expect(check.stdout).toMatch(new RegExp(`cluster: .*partition=${cluster.partition} \\(up\\).*nodes=1: ${cluster.node}.*gpus=none.*limits=unknown`));
