@@ -140,6 +140,24 @@ describe('parseAnswer: fenced code', () => {
     expect(ok(cpp('````cpp\n// a ``` in a comment\n' + NEW_SCALE + '\n````')).source).toContain('i + 4 <= n');
   });
 
+  it('brings new file-scope constants and macros declared with the kernel', () => {
+    const answer = '```cpp\nconstexpr int UNROLL = 4;\n#define TWICE(v) \\\n  ((v) + (v))\nstatic const float W[2] = {\n  1.0f, 2.0f};\n\nextern "C" void scale(const float* x, float* y, size_t n) {\n  for (size_t i = 0; i < n; ++i) y[i] = TWICE(x[i]) * W[i % UNROLL % 2];\n}\n```';
+    const p = ok(cpp(answer));
+    expect(p.form).toBe('function');
+    expect(p.source).toContain('constexpr int UNROLL = 4;\n#define TWICE(v) \\\n  ((v) + (v))\nstatic const float W[2] = {\n  1.0f, 2.0f};\n\nextern "C" void scale(');
+    expect(p.source.match(/UNROLL = 4/g)).toHaveLength(1);
+    expect(p.source).toContain('extern "C" float sumsq');
+  });
+
+  it('takes the answer\'s value for a constant the file already has', () => {
+    const parent = '#include <algorithm>\n\nconstexpr int BLOCK_N = 2;\nconstexpr int BLOCK_K = 8;\n\nextern "C" void f(float* y, int n) {\n  for (int i = 0; i < n; i += BLOCK_N * BLOCK_K) y[i] = 0;\n}\n';
+    const answer = '```cpp\nconstexpr int BLOCK_N = 64;  // wider\n\nextern "C" void f(float* y, int n) {\n  for (int i = 0; i < n; i += BLOCK_N * BLOCK_K) y[i] = 1;\n}\n```';
+    const p = ok(parseAnswer({ answer, parentSource: parent, kernel: 'f', language: 'clike' }));
+    expect(p.form).toBe('function');
+    expect(p.source).toContain('constexpr int BLOCK_N = 64;  // wider\nconstexpr int BLOCK_K = 8;');
+    expect(p.source.match(/BLOCK_N =/g)).toHaveLength(1);
+  });
+
   it('brings a new helper function with the kernel', () => {
     const withHelper = 'static inline float twice(float v) { return v + v; }\n\nextern "C" void scale(const float* x, float* y, size_t n) {\n  for (size_t i = 0; i < n; ++i) y[i] = twice(x[i]);\n}';
     const p = ok(cpp('```cpp\n' + withHelper + '\n```'));

@@ -237,11 +237,69 @@ function toWholeFile(code: string, input: AnswerInput): { source: string; form: 
   const balance = input.language === 'clike' ? braceBalance(text) : 0;
   if (balance !== 0) return unbalanced(balance);
   if (isWholeFile(text, input)) return { source: text, form: 'file' };
+  let spliced: string;
   try {
-    return { source: (input.splice ?? engineSplice)(input.parentSource, input.kernel, text, input.language), form: 'function' };
+    spliced = (input.splice ?? engineSplice)(input.parentSource, input.kernel, text, input.language);
   } catch (e) {
     return `the answer's ${input.kernel} could not be spliced into the file: ${(e as Error).message}`;
   }
+  return { source: input.language === 'clike' ? withNewDeclarations(spliced, text, input) : spliced, form: 'function' };
+}
+
+/**
+ * The splice brings new helper functions and #includes; a function-only answer may also declare
+ * file-scope constants, macros or type aliases next to the kernel (`constexpr int UNROLL = 8;`). Those the
+ * file lacks go right before the kernel, and a constant the file has takes the answer's value, so the
+ * candidate is what the model wrote.
+ */
+function withNewDeclarations(file: string, block: string, input: AnswerInput): string {
+  let spliced = file;
+  const known = new Set(fileConstants(spliced, 'clike'));
+  const masked = maskNonCode(block, 'clike', { keepStrings: true });
+  const lines = block.split('\n');
+  const maskedLines = masked.split('\n');
+  const found: string[] = [];
+  let depth = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const m = maskedLines[i];
+    if (depth === 0) {
+      const def = /^\s*#\s*define\s+([A-Za-z_]\w*)/.exec(m);
+      const decl = /^(?:static\s+|inline\s+)*(?:constexpr|const)\b[^;=(]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=/.exec(m)
+        ?? /^(?:using\s+([A-Za-z_]\w*)\s*=|typedef\b[^;]*?\b([A-Za-z_]\w*)\s*;)/.exec(m);
+      const name = def?.[1] ?? decl?.[1] ?? decl?.[2];
+      if (name && known.has(name) && (def || /;\s*$/.test(m))) {
+        // A constant the file has, with a new value: the answer's value wins (a one-line statement).
+        const old = new RegExp(`^(?:#\\s*define\\s+${name}\\b|(?:static\\s+|inline\\s+)*(?:constexpr|const)\\b[^;=(\\n]*?\\b${name}\\s*=)[^\\n]*$`, 'm');
+        const hit = old.exec(spliced);
+        if (hit && !/\\$/.test(hit[0]) && /;\s*$|define/.test(hit[0]) && hit[0].trim() !== lines[i].trim() && !(def && /\\\s*$/.test(lines[i]))) {
+          spliced = spliced.slice(0, hit.index) + lines[i] + spliced.slice(hit.index + hit[0].length);
+        }
+        continue;
+      }
+      if (name && !known.has(name) && !new RegExp(`\\b${name}\\b\\s*=|define\\s+${name}\\b|using\\s+${name}\\b|typedef\\b[^;]*\\b${name}\\s*;`).test(spliced)) {
+        // the whole statement: a macro with its continuation lines, a declaration up to its `;`
+        let j = i;
+        if (def) while (j < lines.length - 1 && /\\\s*$/.test(lines[j])) j++;
+        else {
+          let d = 0;
+          for (; j < lines.length; j++) {
+            for (const ch of maskedLines[j]) d += ch === '{' ? 1 : ch === '}' ? -1 : 0;
+            if (d <= 0 && /;\s*$/.test(maskedLines[j])) break;
+          }
+        }
+        found.push(lines.slice(i, j + 1).join('\n'));
+        i = j;
+        continue;
+      }
+    }
+    for (const ch of m) depth += ch === '{' ? 1 : ch === '}' ? -1 : 0;
+  }
+  if (!found.length) return spliced;
+  const fn = findFunction(spliced, input.kernel, 'clike');
+  if (!fn) return spliced;
+  // before `extern "C"` / template heads that belong to the kernel's line
+  const lineStart = spliced.lastIndexOf('\n', fn.start - 1) + 1;
+  return spliced.slice(0, lineStart) + found.join('\n') + '\n\n' + spliced.slice(lineStart);
 }
 
 function isWholeFile(code: string, input: AnswerInput): boolean {
