@@ -65,7 +65,7 @@ function positiveNumber(flag: string, text: string | undefined, integer: boolean
 async function createLlmOperator(ctx: OperatorFactoryContext): Promise<Operator> {
   let mod: { createLlmOperator?: (ctx: OperatorFactoryContext) => Operator | Promise<Operator> };
   try {
-    mod = await import(LLM_OPERATOR_MODULE);
+    mod = await import('../engine/llm/llmOperator');
   } catch (e) {
     throw new CliError(`The llm operator is not available in this build (${(e as Error).message.split('\n')[0]}); use --operators tune.`);
   }
@@ -74,8 +74,6 @@ async function createLlmOperator(ctx: OperatorFactoryContext): Promise<Operator>
   }
   return mod.createLlmOperator(ctx);
 }
-// kept in a variable so the bundle builds whether or not the module is present
-const LLM_OPERATOR_MODULE = '../engine/llm/llmOperator';
 
 export async function createOperators(ctx: OperatorFactoryContext): Promise<Operator[]> {
   const ops: Operator[] = [];
