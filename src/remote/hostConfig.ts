@@ -47,6 +47,8 @@ export interface SlurmHostConfig {
   sbatchOptions?: string[];
   /** Seconds an idle worker job keeps its GPU before it ends (default 300). */
   idleTimeoutS?: number;
+  /** Shell lines run before every command on the login node and in each worker job, e.g. `module load slurm cuda`. */
+  setup?: string;
   python?: string;
   workdir?: string;
   hardware?: string;
@@ -117,7 +119,7 @@ export function validateConfig(value: unknown, where = 'config'): KernelEvolveCo
     if (host.devices !== undefined && (!Array.isArray(host.devices) || !host.devices.every((d) => Number.isInteger(d) && d >= 0))) {
       problems.push(`${at}.devices must be a list of device ordinals such as [0, 1].`);
     }
-    for (const k of ['user', 'identityFile', 'knownHostsFile', 'python', 'workdir', 'hardware', 'partition', 'account', 'gres', 'timeLimit']) {
+    for (const k of ['user', 'identityFile', 'knownHostsFile', 'python', 'workdir', 'hardware', 'partition', 'account', 'gres', 'timeLimit', 'setup']) {
       if (host[k] !== undefined && typeof host[k] !== 'string') problems.push(`${at}.${k} must be a string.`);
     }
   }

@@ -16,6 +16,8 @@ export interface WorkerScriptOptions {
   sbatchOptions?: string[];
   idleS: number;
   pollS: number;
+  /** Shell lines run before the worker starts (modules, environment). */
+  setup?: string;
 }
 
 /** The batch script of one worker job: one worker process serving the queue until idle or stopped. */
@@ -34,6 +36,7 @@ export function workerScript(o: WorkerScriptOptions): string {
     '#!/bin/sh',
     ...directives.map((d) => `#SBATCH ${d}`),
     '# One worker per job: it claims candidates from the queue folder and judges each with the harness.',
+    ...(o.setup ? [o.setup] : []),
     `PYTHONPATH=${shq(o.harnessParent)}\${PYTHONPATH:+:$PYTHONPATH}`,
     'export PYTHONPATH',
     `exec ${shq(o.python)} -m kernelevolve_harness.worker_service worker --queue ${shq(o.queueDir)} ` +

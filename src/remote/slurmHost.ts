@@ -12,7 +12,7 @@ import { gpusFromGres, parseSacctmgrLimits, parseSinfo, SACCTMGR_FIELDS, SINFO_F
 import type { JobResult, QueueState } from './slurmJobQueue';
 import { SlurmJobQueue } from './slurmJobQueue';
 import type { LoginShell } from './slurmLoginShell';
-import { LocalLoginShell, shPath, shq } from './slurmLoginShell';
+import { LocalLoginShell, SetupLoginShell, shPath, shq } from './slurmLoginShell';
 import { harnessFiles, specFiles, stageFiles } from './slurmStaging';
 import type { WorkerJob } from './slurmWorkerPool';
 import { SlurmWorkerPool } from './slurmWorkerPool';
@@ -77,7 +77,8 @@ export class SlurmHost implements Host {
     this.slots = Math.max(1, config.maxJobs ?? 1);
     this.hardware = config.hardware;
     this.python = config.python ?? 'python3';
-    this.shell = options.shell ?? new LocalLoginShell();
+    const shell = options.shell ?? new LocalLoginShell();
+    this.shell = config.setup ? new SetupLoginShell(shell, config.setup) : shell;
     this.opts = {
       pollMs: options.pollMs ?? 200,
       squeueMs: options.squeueMs ?? 2000,
@@ -133,7 +134,7 @@ export class SlurmHost implements Host {
       const script = workerScript({
         jobName: this.jobName, queueDir, harnessParent, python: this.python, partition: this.config.partition,
         account: this.config.account, gres: this.config.gres, timeLimit: this.config.timeLimit,
-        sbatchOptions: this.config.sbatchOptions, idleS: this.opts.idleS, pollS: this.opts.workerPollS,
+        sbatchOptions: this.config.sbatchOptions, idleS: this.opts.idleS, pollS: this.opts.workerPollS, setup: this.config.setup,
       });
       const w = await this.shell.exec(`cat > ${shq(scriptPath)}`, { stdin: script });
       if (w.code !== 0) throw new HostUnavailableError(this.name, `Cannot write ${scriptPath} on ${this.shell.where}: ${w.stderr.trim()}.`);

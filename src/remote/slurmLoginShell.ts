@@ -72,3 +72,20 @@ export class LocalLoginShell implements LoginShell {
 
   async dispose(): Promise<void> {}
 }
+
+/** Runs the host's `setup` lines (modules, environment) before each command, as a login shell would. */
+export class SetupLoginShell implements LoginShell {
+  constructor(private readonly inner: LoginShell, private readonly setup: string) {}
+
+  get where(): string {
+    return this.inner.where;
+  }
+
+  exec(command: string, opts?: ShellExecOptions): Promise<ShellResult> {
+    return this.inner.exec(`${this.setup}\n${command}`, opts);
+  }
+
+  dispose(): Promise<void> {
+    return this.inner.dispose();
+  }
+}

@@ -15,6 +15,8 @@ describe('Slurm command lines and answers', () => {
     expect(s).toContain("PYTHONPATH='/shared/h x'");
     expect(s).toContain('exec python3 -m kernelevolve_harness.worker_service worker --queue /shared/q --idle-s 60 --poll-s 0.1');
     expect(workerScript({ jobName: 'j', queueDir: '/q', harnessParent: '/h', python: 'python3', idleS: 1, pollS: 1 })).not.toContain('--partition');
+    const withSetup = workerScript({ jobName: 'j', queueDir: '/q', harnessParent: '/h', python: 'python3', idleS: 1, pollS: 1, setup: 'module load cuda/12' });
+    expect(withSetup.indexOf('module load cuda/12')).toBeLessThan(withSetup.indexOf('exec python3'));
   });
 
   it('reads sbatch, squeue, sinfo and sacctmgr answers', () => {
