@@ -64,7 +64,7 @@ def _shape_text(shape: Dict[str, Any]) -> str:
 class Process:
     """A worker process with its private channel; killed with its whole process group."""
 
-    def __init__(self, config: Dict[str, Any], workdir: str, name: str) -> None:
+    def __init__(self, config: Dict[str, Any], workdir: str, name: str, limit_memory: bool = False) -> None:
         self.log_path = os.path.join(workdir, f"{name}.log")
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
@@ -77,7 +77,7 @@ class Process:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=(to_worker_r, from_worker_w),
-                start_new_session=True, env=env, cwd=workdir,
+                start_new_session=True, env=env, cwd=workdir, preexec_fn=lambda: _limits(limit_memory),
             )
         os.close(to_worker_r)
         os.close(from_worker_w)
@@ -131,6 +131,20 @@ class Process:
         except subprocess.TimeoutExpired:
             pass
         self.chan.close()
+
+
+def _limits(limit_memory: bool) -> None:
+    """In the worker before exec: no core dumps (a crash is a verdict, not a 10 GB file), a cap on what it
+    may write (its log), and for CPU kernels a cap on memory so a runaway allocation cannot take the machine."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (32 << 20, 32 << 20))
+    if limit_memory:
+        try:
+            half = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+            resource.setrlimit(resource.RLIMIT_AS, (half, half))
+        except (ValueError, OSError):
+            pass
 
 
 @contextmanager
@@ -252,7 +266,7 @@ class Judge:
             "kernel": self.header.kernel, "baseline_artifact": base.artifact, "canary": self.canary,
             "triton_cache_dir": os.path.join(self.workdir, f"triton-{mode}"),
         }
-        return Process(config, self.workdir, mode)
+        return Process(config, self.workdir, mode, limit_memory=not self.backend.gpu)
 
     # --- reference process ----------------------------------------------------------------------------
     def _reference_ready(self) -> Dict[str, Any]:

@@ -271,7 +271,8 @@ class Worker:
             except ValueError:
                 pass
         if timed_out:
-            return {"error": f"The evaluation ran past its {timeout_s} s limit on node {self.node} and was stopped."}
+            return {"verdict": {"status": "timeout", "reason": f"The evaluation did not finish within {timeout_s} s on node {self.node}; it was stopped.",
+                                "log": (stderr or stdout)[-2000:]}}
         job = _read_json(self.q.claimed / self.id / f"{name}.json") or {}
         if code is not None and code < 0 and int(job.get("attempts", 0)) + 1 < MAX_ATTEMPTS:
             # The harness was killed from outside (OOM killer, a signal to the step): judge it again elsewhere.

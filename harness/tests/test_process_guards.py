@@ -88,3 +88,19 @@ def test_a_candidate_that_does_not_export_the_kernel_is_a_compile_error(harness:
     v, _ = harness.evaluate(SPECS / "mm" / "spec.py", 'extern "C" void other(float* c) { c[0] = 0; }\n')
     assert v["status"] == "compile_error", v
     assert 'export the kernel "mm"' in v["reason"]
+
+
+def test_a_flood_of_printing_is_cut_off_and_changes_nothing(harness: Harness) -> None:
+    # 48 MB of text per call: the worker's log stops growing at 32 MB (RLIMIT_FSIZE) and the verdict is
+    # decided as usual, on one stdout line.
+    body = ('  static char line[4097];\n  for (int i = 0; i < 4096; ++i) line[i] = 120;\n'
+            '  for (long i = 0; i < 12000L; ++i) puts(line);\n' + NAIVE)
+    v, r = harness.evaluate(SPECS / "mm" / "spec.py", mm_source(body, "#include <cstdio>\n"))
+    assert v["status"] == "ok", v
+    assert len(r.stdout) < 100_000
+
+
+def test_a_runaway_allocation_is_a_runtime_error(harness: Harness) -> None:
+    body = "  float* volatile big = new float[1L << 40];\n  big[5] = 1.0f;\n  C[0] = big[5];\n" + NAIVE
+    v = harness.mm(body, "#include <new>\n")
+    assert v["status"] == "runtime_error", v
