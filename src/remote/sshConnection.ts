@@ -57,6 +57,11 @@ function algorithmsForKeyType(type: string): string[] {
   return type === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] : [type];
 }
 
+/** The `ssh` arguments a user would type to reach the same machine. */
+function sshCommandFor(t: SshTarget): string {
+  return t.alias === t.hostName ? `${t.port === 22 ? '' : `-p ${t.port} `}${t.user}@${t.hostName}` : t.alias;
+}
+
 function describe(t: SshTarget): string {
   return `${t.user}@${t.hostName}${t.port === 22 ? '' : `:${t.port}`}`;
 }
@@ -112,7 +117,7 @@ export class SshConnection extends EventEmitter {
     const t = this.options.target;
     throw new HostUnavailableError(this.options.name,
       `Cannot reach ${this.options.name} (${describe(t)}${t.jumps.length ? ` via ${t.jumps.map(describe).join(' -> ')}` : ''}) after ${attempts} attempts: ${last?.message ?? 'closed'}. ` +
-      `Check that the machine is up and that \`ssh ${t.alias}\` works.`);
+      `Check that the machine is up and that \`ssh ${sshCommandFor(t)}\` works.`);
   }
 
   private async connectOnce(): Promise<Client> {
@@ -265,7 +270,7 @@ export class SshConnection extends EventEmitter {
         if (!accept) {
           throw new HostKeyError(this.options.name,
             `The host key of ${who} is not in known_hosts (${target.knownHostsFiles.slice(0, 1).join(', ')}): the server offered ${keyTypeOf(key)} ${offered}. ` +
-            `The connection was refused. If that fingerprint is the machine's, run again with --accept-new-host-key (or connect once with \`ssh ${target.alias}\`).`);
+            `The connection was refused. If that fingerprint is the machine's, run again with --accept-new-host-key (or connect once with \`ssh ${sshCommandFor(target)}\`).`);
         }
         if (userFile) await appendKnownHost(userFile, names[0], key, target.hashKnownHosts);
         return;

@@ -39,7 +39,8 @@ const CHECK_SCRIPT = [
   'import json, os, platform, shutil, subprocess, sys',
   'facts = {"python": platform.python_version(), "host": platform.node(), "cpus": str(os.cpu_count())}',
   'try:\n import numpy; facts["numpy"] = numpy.__version__\nexcept Exception: facts["numpy"] = "missing"',
-  'for cc in ("g++", "nvcc"):\n p = shutil.which(cc)\n facts[cc] = subprocess.run([p, "--version"], capture_output=True, text=True).stdout.splitlines()[0] if p else "missing"',
+  // nvcc names its version on the "release" line, g++ on the first
+  'for cc in ("g++", "nvcc"):\n p = shutil.which(cc)\n out = subprocess.run([p, "--version"], capture_output=True, text=True).stdout.splitlines() if p else []\n rel = [l for l in out if "release" in l]\n facts[cc] = (rel or out or ["missing"])[0].strip()',
   'g = shutil.which("nvidia-smi")',
   'facts["gpu"] = subprocess.run([g, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip().replace("\\n", ", ") if g else "none"',
   'for mod in ("torch", "triton"):\n try:\n  facts[mod] = __import__(mod).__version__\n except Exception:\n  facts[mod] = "missing"',

@@ -1,6 +1,6 @@
 // The SSH connection against a real OpenSSH server on 127.0.0.1: host keys (trusted, hashed, mismatched,
 // unknown), ProxyJump through ~/.ssh/config, encrypted keys, reconnection, and the host agent's process groups.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,6 +136,23 @@ describe('~/.ssh/config', () => {
   });
 });
 
+describe('ProxyCommand', () => {
+  it('carries the connection over the stdin/stdout of the command', async () => {
+    const accepted = () => (sshd.log().match(/Accepted publickey/g) ?? []).length;
+    const before = accepted();
+    // OpenSSH's own client as the proxy: `ssh -W` to the same server, so two logins show it was used.
+    const proxy = `ssh -q -p ${sshd.port} -i ${sshd.userKey} -o UserKnownHostsFile=${sshd.knownHosts} -o StrictHostKeyChecking=yes ` +
+      `-o BatchMode=yes -W %h:%p ${sshd.user}@127.0.0.1`;
+    const conn = await connectionTo('via-command', hostBlock('via-command', sshd.knownHosts, `  ProxyCommand ${proxy}\n`));
+    try {
+      expect((await conn.run('echo proxied')).stdout.trim()).toBe('proxied');
+      expect(accepted() - before).toBe(2);
+    } finally {
+      await conn.close();
+    }
+  });
+});
+
 describe('keys', () => {
   it('unlocks an encrypted key through the passphrase callback, once per session', async () => {
     const locked = await startSshd({ userKeyPassphrase: 'correct horse' });
@@ -160,6 +177,40 @@ describe('keys', () => {
       expect(err).toBeInstanceOf(SshAuthError);
       expect(err!.message).toMatch(/passphrase for .*id_user is wrong/);
     } finally {
+      await locked.stop();
+    }
+  });
+});
+
+describe('ssh-agent', () => {
+  it('signs with the agent first, so an encrypted key file the agent holds is never asked for', async () => {
+    const locked = await startSshd({ userKeyPassphrase: 'agent holds it' });
+    const sock = path.join(locked.dir, 'agent.sock');
+    const agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
+    try {
+      const deadline = Date.now() + 5000;
+      while (!fs.existsSync(sock) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      // The agent gets a decrypted copy, as `ssh-add` after typing the passphrase would leave it.
+      const copy = path.join(locked.dir, 'id_copy');
+      fs.copyFileSync(locked.userKey, copy);
+      fs.chmodSync(copy, 0o600);
+      execFileSync('ssh-keygen', ['-q', '-p', '-P', 'agent holds it', '-N', '', '-f', copy]);
+      execFileSync('ssh-add', ['-q', copy], { env: { ...process.env, SSH_AUTH_SOCK: sock }, stdio: 'ignore' });
+      const file = path.join(locked.dir, 'config-agent');
+      fs.writeFileSync(file, `Host via-agent\n  HostName 127.0.0.1\n  Port ${locked.port}\n  User ${locked.user}\n` +
+        `  IdentityFile ${locked.userKey}\n  IdentityAgent ${sock}\n  UserKnownHostsFile ${locked.knownHosts}\n`);
+      const target = await resolveSshTarget('via-agent', {}, file);
+      expect(target.agent).toBe(sock);
+      const asked: string[] = [];
+      const conn = new SshConnection({ name: 'via-agent', target, askPassphrase: async (f) => {
+        asked.push(f);
+        return undefined;
+      } });
+      expect((await conn.run('echo signed')).stdout.trim()).toBe('signed');
+      await conn.close();
+      expect(asked).toEqual([]);
+    } finally {
+      agent.kill();
       await locked.stop();
     }
   });
