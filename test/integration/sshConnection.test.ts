@@ -1,6 +1,6 @@
 // The SSH connection against a real OpenSSH server on 127.0.0.1: host keys (trusted, hashed, mismatched,
 // unknown), ProxyJump through ~/.ssh/config, encrypted keys, reconnection, and the host agent's process groups.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,9 +32,17 @@ function hostBlock(alias: string, knownHosts: string, extra = ''): string {
     `  UserKnownHostsFile ${knownHosts}\n  GlobalKnownHostsFile none\n  IdentityAgent none\n${extra}`;
 }
 
+/** Pids whose command line matches, read from /proc (as `pgrep -f`, without needing procps). */
 function pgrep(pattern: string): string[] {
-  const r = spawnSync('pgrep', ['-f', pattern], { encoding: 'utf8' });
-  return r.stdout.split('\n').filter(Boolean);
+  const re = new RegExp(pattern);
+  return fs.readdirSync('/proc').filter((p) => {
+    if (!/^\d+$/.test(p)) return false;
+    try {
+      return re.test(fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim());
+    } catch {
+      return false;
+    }
+  });
 }
 
 beforeAll(async () => {

@@ -170,7 +170,11 @@ export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
     `SetEnv PATH=${pathEnv}`,
     '',
   ].join('\n'));
-  fs.mkdirSync('/run/sshd', { recursive: true });
+  try {
+    fs.mkdirSync('/run/sshd', { recursive: true }); // sshd's privilege separation folder, needed as root
+  } catch {
+    // not root: sshd runs unprivileged and does without it
+  }
   const hostKeyLine = fs.readFileSync(`${hostKey}.pub`, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
   const knownHosts = path.join(dir, 'known_hosts');
   fs.writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostKeyLine}\n`);
