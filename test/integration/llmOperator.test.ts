@@ -82,6 +82,21 @@ describe('the LLM operator', () => {
     expect(batch.invalid?.[0].reason).toBe('the answer repeats a candidate this run already has');
   });
 
+  it('gives up a parent after it answered it three times with code the run has', async () => {
+    const seen = new Set([sourceHash(a.source, 'clike')]);
+    const rep = new ScriptedLlmServer([], { fallback: { kind: 'answer', content: '```cpp\n' + a.source + '```' } });
+    await rep.start();
+    try {
+      const o = createLlmOperator({ model: 'm', baseURL: rep.baseURL, apiKey: 'k', workspaceDir: path.join(__dirname, 'no-workspace') });
+      const batches = [];
+      for (let i = 0; i < 3; i++) batches.push(await o.propose(ctx([c0, a], a, { seen })));
+      expect(batches.map((x) => !!x.exhausted)).toEqual([false, false, true]);
+      expect(batches[2].invalid?.[0].reason).toMatch(/repeats the parent unchanged \(3 times from c0001; moving on from it\)/);
+    } finally {
+      await rep.stop();
+    }
+  });
+
   it('returns nothing when the run is stopped mid-request', async () => {
     const slow = new ScriptedLlmServer([{ kind: 'hang' }]);
     await slow.start();

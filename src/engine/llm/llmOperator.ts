@@ -16,6 +16,9 @@ import { loadPastWins, type PastWin } from './pastWins';
 import { buildPrompt, chooseMode, type PromptMode } from './promptBuilder';
 import { DEFAULT_PRICES, priceOf, UsageMeter, type ModelPrice, type TokenUsage } from './usage';
 
+/** Answers from one parent that repeat code the run has, before this operator gives that parent up. */
+const REPEATS_BEFORE_EXHAUSTED = 3;
+
 export interface LlmOperatorOptions {
   /** `--model`; else `llm.model` of the config. */
   model?: string;
@@ -73,6 +76,7 @@ export class LlmOperator implements Operator {
   /** Set after the endpoint refused the key or the model: no more requests; every later proposal fails with it. */
   private disabledReason?: string;
   private refinements = 0;
+  private readonly repeatsByParent = new Map<string, number>();
   /** Runs created after this are this run (its folder is made after the operators): not past wins. */
   private readonly createdAt = new Date();
   readonly stats: LlmOperatorStats = { calls: 0, proposals: 0, invalid: 0, byMode: { draft: 0, improve: 0, repair: 0, crossover: 0 },
@@ -147,10 +151,18 @@ export class LlmOperator implements Operator {
 
     const parentSource = mode === 'draft' ? ctx.baselineSource : ctx.parent!.source;
     const parsed = parseAnswer({ answer: answer.text, parentSource, kernel: ctx.spec.kernel, language, finishReason: answer.finishReason });
-    if (!parsed.ok) return { ...invalid(parsed.reason, answer.text), usage };
-    if (ctx.seen.has(sourceHash(parsed.source, language))) {
-      return { ...invalid('the answer repeats a candidate this run already has', answer.text), usage };
+    const repeated = parsed.ok ? ctx.seen.has(sourceHash(parsed.source, language)) : /repeats the parent/.test(parsed.reason);
+    if (repeated && ctx.parent) {
+      // A model that keeps answering this parent with code the run has: let the policy pick another parent.
+      const n = (this.repeatsByParent.get(ctx.parent.id) ?? 0) + 1;
+      this.repeatsByParent.set(ctx.parent.id, n);
+      if (n >= REPEATS_BEFORE_EXHAUSTED) {
+        const reason = parsed.ok ? 'the answer repeats a candidate this run already has' : parsed.reason;
+        return { ...invalid(`${reason} (${n} times from ${ctx.parent.id}; moving on from it)`, answer.text), usage, exhausted: true };
+      }
     }
+    if (!parsed.ok) return { ...invalid(parsed.reason, answer.text), usage };
+    if (repeated) return { ...invalid('the answer repeats a candidate this run already has', answer.text), usage };
     const parents = mode === 'draft'
       ? (ctx.candidates[0] ? [ctx.candidates[0].id] : [])
       : [ctx.parent!.id, ...(mode === 'crossover' && other ? [other.id] : [])];
