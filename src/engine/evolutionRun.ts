@@ -390,7 +390,7 @@ export class EvolutionRun {
     const ops = this.opts.operators;
     for (let i = 0; i < ops.length; i++) {
       const op = ops[(this.turn + i) % ops.length];
-      if (this.disabled.has(op.name) || (this.proposingPerOp.get(op.name) ?? 0) >= this.depth) continue;
+      if (this.disabled.has(op.name) || (this.proposingPerOp.get(op.name) ?? 0) >= Math.min(this.depth, op.concurrency ?? Infinity)) continue;
       if (this.draftsUsed < this.draftBudget && !this.draftsDone.has(op.name)) {
         this.turn = (this.turn + i + 1) % ops.length;
         return { op };

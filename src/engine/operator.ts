@@ -48,5 +48,8 @@ export interface Operator {
   readonly name: string;
   /** The operator can turn a failed candidate into a working one, so policies may hand it failed parents. */
   readonly repairs?: boolean;
+  /** How many propose() calls may run at once (default: as many as the pipeline holds). An operator whose
+   *  answer depends on what it proposed just before (the tuner) says 1, so it never repeats itself. */
+  readonly concurrency?: number;
   propose(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch>;
 }

@@ -173,7 +173,8 @@ export class RunStore {
       } catch {
         continue;
       }
-      const { sourceFile: _ignored, ...rest } = meta;
+      // verdicts.jsonl alone says what was judged: a verdict only in the metadata is not trusted
+      const { sourceFile: _ignored, verdict: _unverified, ...rest } = meta;
       candidates.push({ ...rest, source });
     }
     const byId = new Map(candidates.map((c) => [c.id, c]));

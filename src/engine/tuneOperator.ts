@@ -29,6 +29,8 @@ export interface TuneOperatorOptions {
 
 export class TuneOperator implements Operator {
   readonly name = 'tune';
+  /** Each proposal must see the one before it in `seen`, or two calls would pick the same move. */
+  readonly concurrency = 1;
   private readonly lang: SourceLanguage;
   private readonly probes: number;
   private readonly knobCache = new Map<string, KnobSet>();
@@ -39,7 +41,7 @@ export class TuneOperator implements Operator {
   }
 
   knobsOf(source: string): KnobSet {
-    const key = sourceHash(source, this.lang) + source.length;
+    const key = source;
     let set = this.knobCache.get(key);
     if (!set) {
       set = detectKnobs(source, this.lang);
@@ -51,7 +53,7 @@ export class TuneOperator implements Operator {
   async propose(ctx: ProposalContext): Promise<ProposalBatch> {
     const base = ctx.parent ?? ctx.candidates[0];
     if (!base) return { proposals: [], exhausted: true };
-    const set = this.knobsOf(base.source);
+    const set = this.anchored(this.knobsOf(base.source), this.knobsOf(ctx.baselineSource));
     if (!set.knobs.length) return { proposals: [], exhausted: true };
     const current = knobValues(set);
     const stats = this.moveStats(ctx.candidates);
@@ -73,6 +75,18 @@ export class TuneOperator implements Operator {
       return { proposals: [proposal] };
     }
     return { proposals: [], exhausted: true };
+  }
+
+  /** Domains come from the baseline's values, so they do not drift upward as the search moves a knob. */
+  private anchored(set: KnobSet, baseline: KnobSet): KnobSet {
+    const base = new Map(baseline.knobs.map((k) => [k.name, k]));
+    return {
+      ...set,
+      knobs: set.knobs.map((k) => {
+        const b = base.get(k.name);
+        return b ? { ...k, domain: [...new Set([...b.domain, k.value])].sort((x, y) => x - y) } : k;
+      }),
+    };
   }
 
   /** Drafts: every block-like knob set to the same quantile of its domain (a few quantiles), the rest kept. */
