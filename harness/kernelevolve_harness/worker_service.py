@@ -140,6 +140,12 @@ class Worker:
 
     def _kill_child(self) -> None:
         if self.child and self.child.poll() is None:
+            # The harness runs the candidate in a session of its own: kill the whole tree, not only the group.
+            for pid in [self.child.pid] + _descendants(self.child.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
             try:
                 os.killpg(self.child.pid, signal.SIGKILL)
             except OSError:
@@ -281,6 +287,32 @@ class Worker:
         tail = (stderr or stdout)[-2000:]
         return {"error": f"The harness did not print a verdict (exit {code}) on node {self.node}. "
                          f"Check that Python 3.9+ with numpy is installed on the compute nodes.\n{tail}"}
+
+
+def _descendants(root: int) -> List[int]:
+    """Pids below `root` (Linux /proc; elsewhere none, and the process group kill has to do)."""
+    children: Dict[int, List[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out: List[int] = []
+    stack = [root]
+    while stack:
+        for c in children.get(stack.pop(), []):
+            out.append(c)
+            stack.append(c)
+    return out
 
 
 def _rmtree(path: Path) -> None:

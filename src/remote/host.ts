@@ -50,6 +50,11 @@ export interface Host {
   evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<Verdict & { placement?: Placement }>;
   check(): Promise<HostCheck>;
   dispose(): Promise<void>;
+  /**
+   * The host applies `job.timeoutS` itself, from the moment the evaluation starts (a scheduler's queue may
+   * hold a job much longer before that); pools must not time the job out on their own clock.
+   */
+  readonly enforcesTimeout?: boolean;
   /** Subscribes to the host's news; returns the unsubscribe. Optional: simple hosts have none. */
   onLog?(listener: HostLogListener): () => void;
 }

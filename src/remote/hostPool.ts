@@ -115,7 +115,7 @@ export class HostPool {
     const onAbort = () => controller.abort(q.opts.signal?.reason);
     q.opts.signal?.addEventListener('abort', onAbort, { once: true });
     let timedOut = false;
-    const timer = timeoutS ? setTimeout(() => {
+    const timer = timeoutS && !state.host.enforcesTimeout ? setTimeout(() => {
       timedOut = true;
       controller.abort(new Error('timeout'));
     }, timeoutS * 1000 + 5000) : undefined; // the harness has its own stage timeouts; this one only catches a hang

@@ -55,6 +55,8 @@ export class SlurmHost implements Host {
   readonly name: string;
   readonly slots: number;
   readonly hardware?: string;
+  /** The workers time each evaluation from its start; time spent waiting for a Slurm job does not count. */
+  readonly enforcesTimeout = true;
   /** Names this host's queue folder and jobs; unique per host object (one per run). */
   readonly session: string;
   private readonly shell: LoginShell;

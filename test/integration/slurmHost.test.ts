@@ -70,6 +70,20 @@ function gist(v: Verdict): { status: string; reason: string } {
   return { status: v.status, reason: v.reason.replace(/\/\S+\//g, '').replace(/-?\d+(\.\d+)?(e-?\d+)?/g, 'N') };
 }
 
+/** Processes still alive that a job of this cluster started (an orphaned candidate would escape Slurm's tracking). */
+function leftovers(jobIds: string[]): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const env = fs.readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (env.includes(`SLURM_CONF=${cluster.conf}`) && jobIds.some((id) => env.includes(`SLURM_JOB_ID=${id}`))) pids.push(Number(entry));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
 function ourJobs(host: SlurmHost): string[] {
   return cluster.squeue().filter((l) => l.endsWith(`|${host.jobName}`));
 }
@@ -174,6 +188,7 @@ describe('slurm host', () => {
       await host.dispose();
     }
     expect(ourJobs(host)).toEqual([]);
+    expect(leftovers(host.workerJobs.map((j) => j.jobId))).toEqual([]);
   });
 
   // A node that dies takes its worker with it (no SIGTERM, no goodbye); one that hangs stops its heartbeat.
@@ -206,6 +221,21 @@ describe('slurm host', () => {
       expect(ourJobs(host)).toEqual([]);
     });
   }
+
+  it('times an evaluation from its start on the worker and stops it at the job\'s limit', async () => {
+    const host = new SlurmHost(config({ maxJobs: 1 }));
+    try {
+      const spin = KERNEL.replace('for (int i = 0; i < n; ++i)', 'for (volatile int s = 1; s; ) {} for (int i = 0; i < n; ++i)');
+      const v = await host.evaluate({ ...job('spin', 'spin.cpp', spin), timeoutS: 8 });
+      expect(v.status).toBe('timeout');
+      // The wait for the worker job to start is not part of the limit.
+      expect(v.wall_ms! - (v.queue_wait_ms as number)).toBeGreaterThanOrEqual(7_000);
+    } finally {
+      await host.dispose();
+    }
+    expect(ourJobs(host)).toEqual([]);
+    expect(leftovers(host.workerJobs.map((j) => j.jobId))).toEqual([]);
+  });
 
   it('stopping the run scancels every worker job and refuses the candidates still waiting', async () => {
     const host = new SlurmHost(config());
