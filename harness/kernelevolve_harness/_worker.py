@@ -296,6 +296,7 @@ class CandidateWorker(Worker):
         verify: List[Dict[str, Any]] = []
         verify_blobs: List[bytes] = []
         rounds = 0
+        spot_checks = set(self.rng.sample(range(1, max(3, cmd["min_samples"])), 2))
         last_results: List[Any] = []
         budget = cmd["budget_s"]
         spent = 0.0
@@ -327,8 +328,8 @@ class CandidateWorker(Worker):
                     self.send("call", phase="timing", shape=i, guard=None, leftovers=left, digests=[], dtypes=[],
                               seed=None, factor=None, rep=0)
                     raise StopTiming()
-                # Keep a few candidate outputs from random samples (reservoir) for the judge to check.
-                if name == "candidate" and rounds >= 1 and self.rng.random() < 2.0 / rounds:
+                # Keep the outputs of two samples picked at random (with the judge's secret) for checking.
+                if name == "candidate" and rounds in spot_checks:
                     j = self.rng.randrange(len(sets[name]))
                     self.keep(verify, verify_blobs, i, sets[name][j][0], timer.results[j], plan[name][j], "timed")
             rounds += 1

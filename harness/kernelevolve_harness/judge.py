@@ -32,6 +32,7 @@ LOG_LIMIT = 4000
 HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Stage timeouts in seconds, before --timeout-scale. Correctness and timing are per message (per call, per shape).
+TRACE = bool(os.environ.get("KERNELEVOLVE_TRACE"))  # stage timestamps on stderr, for finding slow stages
 TIMEOUTS = {"compile": 180.0, "reference": 300.0, "load": 120.0, "correctness": 60.0, "timing": 120.0}
 
 
@@ -186,6 +187,7 @@ class Judge:
         self.ref_cache: Dict[str, Tuple[Dict[str, Any], List[Any]]] = {}
         self.rng = secrets.SystemRandom()
         self.stage = "compile"
+        self.t0 = time.monotonic()
 
     def timeout(self, stage: str) -> float:
         return TIMEOUTS[stage] * self.scale
@@ -294,7 +296,11 @@ class Judge:
     # --- messages ---------------------------------------------------------------------------------------
     def _recv(self, proc: Process, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
         try:
-            return proc.recv(self.timeout(stage))
+            header, blobs = proc.recv(self.timeout(stage))
+            if TRACE:
+                sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] {os.path.basename(proc.log_path)[:-4]}: "
+                                 f"{header.get('type')} {sum(map(len, blobs)) >> 10} KiB\n")
+            return header, blobs
         except ChannelTimeout:
             if proc is self.ref:
                 raise SpecError(f"The reference (the baseline through launch) ran past {self.timeout(stage):.0f} s; "
@@ -396,7 +402,7 @@ class Judge:
             "fresh_seeds": [self.rng.randrange(1, 2**31) for _ in range(n)],
             "budget_s": float(os.environ.get("KERNELEVOLVE_TIMING_BUDGET_S", 0.3 if gpu else 0.08)),
             "min_samples": int(os.environ.get("KERNELEVOLVE_MIN_SAMPLES", 10 if gpu else 5)),
-            "max_samples": int(os.environ.get("KERNELEVOLVE_MAX_SAMPLES", 200 if gpu else 100)),
+            "max_samples": int(os.environ.get("KERNELEVOLVE_MAX_SAMPLES", 100)),
             "max_batch": 64, "batch_bytes": 64 << 20,
         }
         rows: List[Dict[str, Any]] = []

@@ -56,8 +56,10 @@ class TritonBackend(Backend):
     def runtime_stats(self, k: Any, kernel: str) -> Dict[str, Any]:
         """n_regs / n_spills / shared of the compiled kernel(s) in the JIT function's cache."""
         fn = getattr(k, kernel, None)
-        fn = getattr(fn, "fn", fn)  # autotune/heuristics wrap the JITFunction
-        fn = getattr(fn, "fn", fn)
+        for _ in range(4):  # autotune/heuristics wrap the JITFunction in `.fn`; the JITFunction's own .fn is Python
+            if fn is None or hasattr(fn, "device_caches") or hasattr(fn, "cache"):
+                break
+            fn = getattr(fn, "fn", None)
         stats: Dict[str, Any] = {}
         compiled = []
         caches = getattr(fn, "device_caches", None)
