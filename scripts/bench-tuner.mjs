@@ -1,0 +1,169 @@
+// `npm run bench:tuner`: the tuner (`kernelevolve evolve --operators tune --budget B`) against an exhaustive
+// grid over the same knobs, on real kernels with the real harness. For each kernel it reports the grid's
+// best, the tuner's best, the fraction of the grid's best the tuner reached, and the evaluations each used.
+// Both winners are timed again R times, alternating, and the medians compared, so one lucky timing on a
+// busy machine does not decide the result.
+//
+// usage: node scripts/bench-tuner.mjs [--budget 40] [--grid 4,8,16,32,64,128,256,512] [--repeat 3]
+//                                     [--parallel 2] [--out DIR] [SPEC.py ...]
+// Default specs: every examples/cpp/*/spec.py and scripts/bench-tuner-kernels/*/spec.py.
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+
+const exec = promisify(execFile);
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const CLI = path.join(ROOT, 'bin', 'kernelevolve.js');
+
+function parse(argv) {
+  const o = { budget: 40, grid: [4, 8, 16, 32, 64, 128, 256, 512], repeat: 3, parallel: 2, out: undefined, specs: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--budget') o.budget = Number(argv[++i]);
+    else if (a === '--grid') o.grid = argv[++i].split(',').map(Number);
+    else if (a === '--repeat') o.repeat = Number(argv[++i]);
+    else if (a === '--parallel') o.parallel = Number(argv[++i]);
+    else if (a === '--out') o.out = path.resolve(argv[++i]);
+    else o.specs.push(path.resolve(a));
+  }
+  if (!o.specs.length) {
+    for (const base of ['examples/cpp', 'scripts/bench-tuner-kernels']) {
+      const dir = path.join(ROOT, base);
+      if (!fs.existsSync(dir)) continue;
+      for (const k of fs.readdirSync(dir).sort()) {
+        const spec = path.join(dir, k, 'spec.py');
+        if (fs.existsSync(spec)) o.specs.push(spec);
+      }
+    }
+  }
+  return o;
+}
+
+/** The engine's knob detection, bundled from the TypeScript source so the grid uses exactly the tuner's knobs. */
+async function loadKnobs(tmp) {
+  const outfile = path.join(tmp, 'knobs.cjs');
+  await build({ entryPoints: [path.join(ROOT, 'src/engine/knobs.ts')], bundle: true, platform: 'node', format: 'cjs', outfile, logLevel: 'warning' });
+  const { createRequire } = await import('node:module');
+  return createRequire(import.meta.url)(outfile);
+}
+
+function specSource(specPath) {
+  const text = fs.readFileSync(specPath, 'utf8');
+  const m = /^SOURCE\s*=\s*["'](.+?)["']/m.exec(text);
+  return path.resolve(path.dirname(specPath), m[1]);
+}
+
+async function evaluate(specPath, file) {
+  try {
+    const { stdout } = await exec('node', [CLI, 'evaluate', '--spec', specPath, '--candidate', file, '--json'], { maxBuffer: 1 << 24 });
+    return JSON.parse(stdout.trim().split('\n').pop());
+  } catch (e) {
+    // exit 1: judged, not ok (the verdict is still on stdout)
+    if (e.stdout) return JSON.parse(e.stdout.trim().split('\n').pop());
+    throw e;
+  }
+}
+
+const fitness = (v) => (v && v.status === 'ok' && Number.isFinite(v.speedup) ? v.speedup : 0);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function pool(items, n, fn) {
+  const results = new Array(items.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i], i);
+    }
+  }));
+  return results;
+}
+
+function cartesian(axes) {
+  return axes.reduce((acc, axis) => acc.flatMap((prefix) => axis.values.map((v) => ({ ...prefix, [axis.name]: v }))), [{}]);
+}
+
+async function benchOne(specPath, opts, knobs, tmp) {
+  const name = path.basename(path.dirname(specPath));
+  const sourcePath = specSource(specPath);
+  const source = fs.readFileSync(sourcePath, 'utf8');
+  const set = knobs.detectKnobs(source, sourcePath);
+  const axes = set.knobs.filter((k) => k.role === 'block' || k.role === 'unroll')
+    .map((k) => ({ name: k.name, values: [...new Set(opts.grid.filter((v) => k.domain.includes(v)))] }));
+  const work = path.join(tmp, name);
+  fs.mkdirSync(work, { recursive: true });
+
+  // the tuner, as a user runs it
+  const t0 = Date.now();
+  const runDir = path.join(work, 'tuner-run');
+  let tuner;
+  try {
+    const { stdout } = await exec('node', [CLI, 'evolve', '--spec', specPath, '--operators', 'tune', '--budget', String(opts.budget), '--out', runDir, '--json'], { maxBuffer: 1 << 24 });
+    tuner = JSON.parse(stdout);
+  } catch (e) {
+    tuner = JSON.parse(e.stdout);
+  }
+  const tunerS = (Date.now() - t0) / 1000;
+  const verdicts = fs.readFileSync(path.join(runDir, 'verdicts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const tunerBestFile = path.join(runDir, 'candidates', `${tuner.best.id}${path.extname(sourcePath)}`);
+
+  // the exhaustive grid over the same knobs
+  const points = cartesian(axes);
+  const g0 = Date.now();
+  const gridResults = await pool(points, opts.parallel, async (values, i) => {
+    const file = path.join(work, `grid-${i}${path.extname(sourcePath)}`);
+    fs.writeFileSync(file, knobs.applyKnobs(source, set, values));
+    const v = await evaluate(specPath, file);
+    process.stderr.write(`\r${name}: grid ${i + 1}/${points.length}`);
+    return { values, file, speedup: fitness(v), status: v.status };
+  });
+  process.stderr.write('\n');
+  const gridS = (Date.now() - g0) / 1000;
+  const gridBest = gridResults.reduce((a, b) => (b.speedup > a.speedup ? b : a));
+
+  // both winners again, alternating, so the comparison is not one lucky timing
+  const again = { tuner: [], grid: [] };
+  for (let r = 0; r < opts.repeat; r++) {
+    again.tuner.push(fitness(await evaluate(specPath, tunerBestFile)));
+    again.grid.push(fitness(await evaluate(specPath, gridBest.file)));
+  }
+  const tunerMedian = median(again.tuner);
+  const gridMedian = median(again.grid);
+  // evaluations the tuner needed to first reach 90% of the grid's (measured) best
+  const judged = verdicts.filter((l) => l.id !== 'c0000');
+  const reach = judged.findIndex((l) => fitness(l.verdict) >= 0.9 * gridBest.speedup);
+  return {
+    kernel: name,
+    knobs: axes.map((a) => `${a.name}∈{${a.values.join(',')}}`).join(' '),
+    gridPoints: points.length,
+    gridBest: { values: gridBest.values, measured: gridBest.speedup, retimed: gridMedian, seconds: gridS },
+    tuner: { id: tuner.best.id, values: JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', `${tuner.best.id}.json`), 'utf8')).knobs, measured: tuner.best.speedup, retimed: tunerMedian,
+      evaluations: tuner.candidates - 1, seconds: tunerS, reach90: reach < 0 ? null : reach + 1 },
+    fraction: tunerMedian / gridMedian,
+  };
+}
+
+const opts = parse(process.argv.slice(2));
+const tmp = opts.out ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ke-bench-'));
+fs.mkdirSync(tmp, { recursive: true });
+const knobs = await loadKnobs(tmp);
+const rows = [];
+for (const spec of opts.specs) {
+  const row = await benchOne(spec, opts, knobs, tmp);
+  rows.push(row);
+  process.stderr.write(`${JSON.stringify(row)}\n`);
+}
+const line = (cells) => `| ${cells.join(' | ')} |`;
+const out = [
+  `tuner budget ${opts.budget}, grid ${opts.grid.join(',')} per block-like knob, winners re-timed ${opts.repeat}x (median), ${os.cpus().length} CPUs, ${new Date().toISOString().slice(0, 10)}`,
+  '',
+  line(['kernel', 'grid points', 'grid best (measured / re-timed)', 'tuner best (measured / re-timed)', 'tuner / grid', 'tuner evaluations', 'evaluations to 90% of grid']),
+  line(['---', '---:', '---:', '---:', '---:', '---:', '---:']),
+  ...rows.map((r) => line([r.kernel, r.gridPoints, `${r.gridBest.measured.toFixed(2)}x / ${r.gridBest.retimed.toFixed(2)}x`,
+    `${r.tuner.measured.toFixed(2)}x / ${r.tuner.retimed.toFixed(2)}x`, `${(100 * r.fraction).toFixed(0)}%`, r.tuner.evaluations, r.tuner.reach90 ?? 'not reached'])),
+];
+process.stdout.write(out.join('\n') + '\n');
+fs.writeFileSync(path.join(tmp, 'bench-tuner.json'), JSON.stringify(rows, null, 2));
