@@ -45,6 +45,11 @@ function pgrep(pattern: string): string[] {
   });
 }
 
+async function until(ok: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+}
+
 beforeAll(async () => {
   sshd = await startSshd();
 });
@@ -263,12 +268,12 @@ describe('host agent', () => {
       const agent = await start();
       const timedOut = await agent.run({ id: 'a', dir: 'jobs/a', files: { 'cand.cpp': 'int x;' }, argv: hang('01'), timeoutS: 1 });
       expect(timedOut.timedOut).toBe(true);
-      expect(pgrep('^sleep 301')).toEqual([]);
+      expect(pgrep('^sleep 301')).toEqual([]); // killed before the agent answered
       expect(fs.existsSync(`${work}/jobs/a`)).toBe(false);
 
       let pgid = 0;
       const killed = agent.run({ id: 'b', dir: 'jobs/b', files: {}, argv: hang('02') }, (p) => (pgid = p));
-      await new Promise((r) => setTimeout(r, 500));
+      await until(() => pgrep('^sleep 302').length === 2);
       expect(pgid).toBeGreaterThan(0);
       expect(pgrep('^sleep 302').length).toBe(2);
       agent.kill('b');
@@ -277,12 +282,11 @@ describe('host agent', () => {
       expect(pgrep('^sleep 302')).toEqual([]);
 
       const orphaned = agent.run({ id: 'c', dir: 'jobs/c', files: {}, argv: hang('03') });
-      await new Promise((res) => setTimeout(res, 500));
+      await until(() => pgrep('^sleep 303').length === 2);
       expect(pgrep('^sleep 303').length).toBe(2);
       agent.close();
       await orphaned.catch(() => undefined);
-      const deadline = Date.now() + 5000;
-      while (pgrep('^sleep 303').length && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
+      await until(() => pgrep('^sleep 303').length === 0);
       expect(pgrep('^sleep 303')).toEqual([]);
     } finally {
       await conn.close();
