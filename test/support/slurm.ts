@@ -58,7 +58,15 @@ async function waitFor(what: string, ok: () => boolean, timeoutMs: number, log =
   }
 }
 
-export async function startSlurm(): Promise<SlurmCluster> {
+export interface SlurmOptions {
+  /**
+   * Stand-in GPUs for the node's gres (gres/gpu over the character devices /dev/tty0..N-1), so `--gres=gpu:1`
+   * is scheduled per device and Slurm sets CUDA_VISIBLE_DEVICES as on a GPU node.
+   */
+  gpus?: number;
+}
+
+export async function startSlurm(opts: SlurmOptions = {}): Promise<SlurmCluster> {
   ensureInstalled();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-slurm-'));
   fs.chmodSync(dir, 0o755);
@@ -105,10 +113,15 @@ export async function startSlurm(): Promise<SlurmCluster> {
     'MailProg=/bin/true',
     'MinJobAge=5',
     'KillWait=5',
-    `NodeName=${node} NodeAddr=127.0.0.1 CPUs=${cpus} RealMemory=${memMb} State=UNKNOWN`,
+    ...(opts.gpus ? ['GresTypes=gpu'] : []),
+    `NodeName=${node} NodeAddr=127.0.0.1 CPUs=${cpus} RealMemory=${memMb}${opts.gpus ? ` Gres=gpu:${opts.gpus}` : ''} State=UNKNOWN`,
     `PartitionName=${partition} Nodes=${node} Default=YES MaxTime=INFINITE State=UP`,
     '',
   ].join('\n'));
+  if (opts.gpus) {
+    // slurmd reads gres.conf beside slurm.conf; it only needs the files to exist.
+    fs.writeFileSync(path.join(dir, 'gres.conf'), `Name=gpu File=/dev/tty[0-${opts.gpus - 1}]\n`);
+  }
   const env = { ...process.env, SLURM_CONF: conf };
   const logs = () => ['slurmctld', 'slurmd'].map((d) => {
     const f = path.join(dir, 'log', `${d}.log`);
