@@ -120,6 +120,15 @@ function detectClike(src: string): KnobSet {
       c.add(d[1], 'cpp-constexpr', Number(d[2]), [listStart + s, listStart + e]);
     }
   }
+  // enum { BM = 64, BN = 32 }; (the pre-constexpr way to name integer constants)
+  for (const m of masked.matchAll(/\benum\b(?:\s+(?:class|struct))?(?:\s+\w+)?(?:\s*:\s*[\w:]+)?\s*\{([^{}]*)\}/dg)) {
+    if (inBody(m.index!)) continue;
+    const listStart = m.indices![1][0];
+    for (const d of m[1].matchAll(/([A-Za-z_]\w*)\s*=\s*(\d+)[uUlL]*\s*(?=,|$)/dg)) {
+      const [s, e] = d.indices![2];
+      c.add(d[1], 'cpp-constexpr', Number(d[2]), [listStart + s, listStart + e]);
+    }
+  }
   // #define NAME 64 (object-like macros with a plain integer; include guards and function-like macros are not knobs)
   const def = /^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+\(?[ \t]*(\d+)[uUlL]*[ \t]*\)?[ \t]*$/dgm;
   for (const m of masked.matchAll(def)) c.add(m[1], 'cpp-define', Number(m[2]), m.indices![2]);

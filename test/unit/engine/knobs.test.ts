@@ -46,6 +46,7 @@ static constexpr int MC = 96, KC = 256;
 constexpr std::size_t NR{8};
 }
 const int kThreads = 3;
+enum { kBlockRows = 16, kMode };
 constexpr float SCALE = 2.0f;
 constexpr bool FAST = true;
 static_assert(KC % NR == 0, "KC must be a multiple of NR");
@@ -57,8 +58,9 @@ void kernel(float* x, int n) {
   const set = detectKnobs(src, 'k.cpp');
   const byName = Object.fromEntries(set.knobs.map((k) => [k.name, k]));
 
-  it('takes integer constexprs (also in namespaces, several per line, brace-initialized) and integer #defines', () => {
-    expect(Object.keys(byName).sort()).toEqual(['KC', 'MC', 'NR', 'TILE', 'UNROLL', 'kThreads']);
+  it('takes integer constexprs (also in namespaces, several per line, brace-initialized), enum constants and integer #defines', () => {
+    expect(Object.keys(byName).sort()).toEqual(['KC', 'MC', 'NR', 'TILE', 'UNROLL', 'kBlockRows', 'kThreads']);
+    expect(byName.kBlockRows.role).toBe('block');
     expect(byName.TILE.kind).toBe('cpp-define');
     expect(byName.UNROLL.value).toBe(4);
     expect(byName.MC.value).toBe(96);
