@@ -84,7 +84,6 @@ export class SshHost implements Host {
   readonly slots: number;
   readonly hardware?: string;
   private readonly connection: Promise<SshConnection>;
-  private conn?: SshConnection;
   private session?: Promise<Session>;
   private readonly devices: number[];
   private readonly deviceLoad = new Map<number, number>();
@@ -122,7 +121,6 @@ export class SshHost implements Host {
     conn.on('lost', () => {
       this.session = undefined;
     });
-    this.conn = conn;
     return conn;
   }
 
@@ -136,9 +134,12 @@ export class SshHost implements Host {
     const bundle = await harnessBundle(harnessDir());
     const workdirSpec = this.config.workdir ?? '~/.cache/kernelevolve';
     const harnessName = `harness-${bundle.hash}`;
+    const w = remotePath(workdirSpec);
     const prep = await conn.run(
-      `mkdir -p ${remotePath(workdirSpec)}/locks ${remotePath(workdirSpec)}/jobs ${remotePath(workdirSpec)}/specs && cd ${remotePath(workdirSpec)} && pwd && ` +
-      `if [ -f ${harnessName}/${AGENT_FILE} ]; then echo present; else echo missing; fi`);
+      `mkdir -p ${w}/locks ${w}/jobs ${w}/specs && cd ${w} && { pwd; ` +
+      `if [ -f ${harnessName}/${AGENT_FILE} ]; then echo present; else echo missing; fi; ` +
+      // leftovers of uploads and jobs cut off by a dropped connection long ago
+      `find . -maxdepth 2 \\( -name '*.partial-*' -o -path './jobs/*' \\) -mmin +1440 -prune -exec rm -rf {} + 2>/dev/null; true; }`);
     if (prep.code !== 0) {
       throw new HostSetupError(this.name, `Cannot create the workdir ${workdirSpec} on ${this.name}: ${prep.stderr.trim() || `exit ${prep.code}`}. Set "workdir" for this host to a writable folder.`);
     }

@@ -205,6 +205,30 @@ describe('ssh host', () => {
     }
   });
 
+  it('says so when the workdir cannot be made, and clears job folders a dropped connection left long ago', async () => {
+    const blocked = sshHost({ workdir: path.join(fixtures, 'spec.py', 'under-a-file') });
+    const err = await blocked.evaluate(await job(path.join(fixtures, 'spec.py'), path.join(fixtures, 'scale.cpp'), 'nowd'))
+      .then(() => undefined, (e: Error) => e);
+    await blocked.dispose();
+    expect(err).toBeInstanceOf(HostSetupError);
+    expect(err!.message).toMatch(/Cannot create the workdir .*under-a-file.*Set "workdir"/s);
+
+    const stale = path.join(workdir, 'jobs', 'c0042-deadbeef');
+    const fresh = path.join(workdir, 'jobs', 'c0043-cafef00d');
+    for (const d of [stale, fresh]) fs.mkdirSync(d, { recursive: true });
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
+    fs.utimesSync(stale, twoDaysAgo, twoDaysAgo);
+    const remote = sshHost();
+    try {
+      expect((await remote.evaluate(await job(path.join(fixtures, 'spec.py'), path.join(fixtures, 'scale.cpp'), 'tidy'))).status).toBe('ok');
+      expect(fs.existsSync(stale)).toBe(false);
+      expect(fs.existsSync(fresh)).toBe(true);
+    } finally {
+      await remote.dispose();
+      fs.rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+
   it('checks a host: reachability, python, compilers, GPU, torch, triton', async () => {
     const remote = sshHost();
     try {
