@@ -73,6 +73,10 @@ export class SlurmHost implements Host {
   private lastSqueue = 0;
   private deadOnArrival = 0;
   private disposed = false;
+  private poolNow?: SlurmWorkerPool;
+  private tickDone?: Promise<void>;
+  /** The last state said of each job, so squeue and heartbeats reporting the same change say it once. */
+  private readonly lastTold = new Map<string, string>();
 
   constructor(private readonly config: SlurmHostConfig, options: SlurmHostOptions = {}) {
     this.name = config.name;
@@ -104,9 +108,6 @@ export class SlurmHost implements Host {
   private log(level: 'info' | 'warn' | 'error', message: string): void {
     for (const l of this.listeners) l(level, `${this.name}: ${message}`);
   }
-
-  private poolNow?: SlurmWorkerPool;
-  private tickDone?: Promise<void>;
 
   /** The worker jobs started so far, with their Slurm state and node. */
   get workerJobs(): WorkerJob[] {
@@ -148,10 +149,7 @@ export class SlurmHost implements Host {
     return this.prepared;
   }
 
-  private readonly lastTold = new Map<string, string>();
-
   private onJobChange(job: WorkerJob, previous: string): void {
-    // squeue and the heartbeats both report a job's start; say it once.
     const told = `${job.state}|${job.node}|${job.reason}|${job.ended ?? ''}`;
     if (this.lastTold.get(job.jobId) === told) return;
     this.lastTold.set(job.jobId, told);
@@ -183,8 +181,15 @@ export class SlurmHost implements Host {
   async evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<Verdict & { placement?: Placement }> {
     if (this.disposed) throw new HostUnavailableError(this.name, `The Slurm host ${this.name} was shut down.`);
     const readyAt = Date.now();
-    const p = await this.prepare();
-    const paths = JSON.parse(await this.stageSpec(job, p.workdir)) as { spec: string; baseline: string };
+    let p: Prepared;
+    let paths: { spec: string; baseline: string };
+    try {
+      p = await this.prepare();
+      paths = JSON.parse(await this.stageSpec(job, p.workdir)) as { spec: string; baseline: string };
+    } catch (e) {
+      // Copying to the cluster failed: the host's fault, not the candidate's.
+      throw e instanceof HostUnavailableError ? e : new HostUnavailableError(this.name, (e as Error).message);
+    }
     signal?.throwIfAborted();
     const name = `${String(++this.seq).padStart(6, '0')}-${job.id.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 60)}`;
     const result = new Promise<Verdict & { placement?: Placement }>((resolve, reject) => {
