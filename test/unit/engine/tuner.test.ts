@@ -31,6 +31,15 @@ describe('TuneOperator searching block sizes', () => {
     expect(summary.best!.speedup / grid).toBeGreaterThanOrEqual(0.9);
   });
 
+  for (const [m, n, k] of [[1, 1, 1], [256, 1024, 256], [1, 1024, 2], [512, 2, 1]]) {
+    it(`reaches 85% of the grid best within 40 proposals from BLOCK_M=${m}, BLOCK_N=${n}, BLOCK_K=${k}`, async () => {
+      const src = MATMUL.replace('BLOCK_M = 64', `BLOCK_M = ${m}`).replace('BLOCK_N = 16', `BLOCK_N = ${n}`).replace('BLOCK_K = 16', `BLOCK_K = ${k}`);
+      const grid = gridBest(matmulLandscape, src);
+      const { summary } = await tune(40, src);
+      expect(summary.best!.speedup / grid).toBeGreaterThanOrEqual(0.85);
+    });
+  }
+
   it('never proposes a source the run has already seen, and gives up on a knob that only breaks the kernel', async () => {
     const { run, duplicates } = await tune(40);
     expect(duplicates).toEqual([]);
