@@ -110,6 +110,7 @@ export class SshConnection extends EventEmitter {
         last = e as Error;
       }
       if (i < attempts - 1) {
+        this.emit('retry', { attempt: i + 1, attempts, delayMs: delay, error: last });
         await new Promise((r) => setTimeout(r, delay));
         delay *= 2;
       }

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { loadSpec } from '../engine/spec';
 import type { Verdict } from '../engine/verdict';
 import { harnessDir } from './harnessLocation';
-import type { EvaluationJob, Host, HostCheck, Placement } from './host';
+import type { EvaluationJob, Host, HostCheck, HostLogListener, Placement } from './host';
 import { HostUnavailableError } from './host';
 import type { SshHostConfig } from './hostConfig';
 import { expandHome } from './hostConfig';
@@ -90,6 +90,7 @@ export class SshHost implements Host {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   private disposed = false;
+  private readonly listeners = new Set<HostLogListener>();
 
   constructor(readonly config: SshHostConfig, readonly options: SshHostOptions = {}) {
     this.name = config.name;
@@ -120,6 +121,10 @@ export class SshHost implements Host {
     });
     conn.on('lost', () => {
       this.session = undefined;
+      if (!this.disposed) this.log('warn', `${this.name}: the SSH connection dropped; its running jobs go back to the queue.`);
+    });
+    conn.on('retry', (r: { attempt: number; attempts: number; delayMs: number; error?: Error }) => {
+      this.log('warn', `${this.name}: connecting failed (${r.error?.message ?? 'closed'}); attempt ${r.attempt + 1} of ${r.attempts} in ${r.delayMs} ms.`);
     });
     return conn;
   }
@@ -144,7 +149,10 @@ export class SshHost implements Host {
       throw new HostSetupError(this.name, `Cannot create the workdir ${workdirSpec} on ${this.name}: ${prep.stderr.trim() || `exit ${prep.code}`}. Set "workdir" for this host to a writable folder.`);
     }
     const [workdir, state] = prep.stdout.trim().split('\n');
-    if (state !== 'present') await uploadBundle(conn, bundle, `${workdir}/${harnessName}`);
+    if (state !== 'present') {
+      await uploadBundle(conn, bundle, `${workdir}/${harnessName}`);
+      this.log('info', `${this.name}: uploaded the harness (version ${bundle.hash}) to ${workdir}.`);
+    }
     const agentDir = `${workdir}/${harnessName}`;
     const channel = await conn.exec(`cd ${shellQuote(workdir)} && exec ${this.python} -u ${shellQuote(`${agentDir}/${AGENT_FILE}`)}`);
     const agent = new AgentSession(channel, () => new HostUnavailableError(this.name,
@@ -162,7 +170,18 @@ export class SshHost implements Host {
       agent.close();
       throw new HostSetupError(this.name, `${this.name} has Python ${ready.version}; the harness needs 3.9 or newer. Set "python" for this host to a newer one.`);
     }
+    const t = conn.options.target;
+    this.log('info', `${this.name}: connected to ${t.user}@${t.hostName}:${t.port}${t.jumps.length ? ` via ${t.jumps.map((j) => j.hostName).join(', ')}` : ''}, Python ${ready.version}, workdir ${workdir}.`);
     return { agent, workdir, harnessDir: agentDir, supportsLock: bundle.supportsLock, specs: new Set() };
+  }
+
+  onLog(listener: HostLogListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private log(level: 'info' | 'warn' | 'error', message: string): void {
+    for (const l of this.listeners) l(level, message);
   }
 
   private async getSession(): Promise<Session> {

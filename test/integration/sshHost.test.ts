@@ -164,6 +164,8 @@ describe('ssh host', () => {
 
   it('loses no candidate when the server is killed mid-run: jobs are requeued and run after reconnecting', async () => {
     const remote = sshHost({ slots: 2 });
+    const news: string[] = [];
+    remote.onLog((level, message) => news.push(`${level} ${message}`));
     const failures: string[] = [];
     const pool = new HostPool([remote], { retryDelayMs: 300, onHostFailure: (_h, e) => failures.push(e.message) });
     const spec = path.join(fixtures, 'spec.py');
@@ -185,6 +187,8 @@ describe('ssh host', () => {
       expect(failures.length).toBeGreaterThan(0);
       expect(failures[0]).toMatch(/dropped|Cannot reach/);
       expect(startedCount).toBeGreaterThan(names.length); // some jobs started twice
+      expect(news.filter((n) => n.startsWith('info loopback: connected to'))).toHaveLength(2);
+      expect(news.some((n) => n.startsWith('warn loopback: the SSH connection dropped'))).toBe(true);
       expect(await waitUntilNone(workdir)).toEqual([]);
     } finally {
       await pool.dispose();
