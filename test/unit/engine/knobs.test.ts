@@ -140,3 +140,37 @@ describe('roles and domains', () => {
     expect(domainOf('generic', 3000, 'native')).toContain(8192);
   });
 });
+
+describe('knob detection on the bundled examples', () => {
+  const read = (p: string) => readFileSync(path.join(root, p), 'utf8');
+
+  it('Triton matmul: block sizes assigned in the launcher and passed by name, num_warps and num_stages at the launch', () => {
+    const src = read('examples/triton/matmul/matmul.py');
+    const set = detectKnobs(src, 'matmul.py');
+    const byName = Object.fromEntries(set.knobs.map((k) => [k.name, k]));
+    expect(Object.keys(byName).sort()).toEqual(['BLOCK_K', 'BLOCK_M', 'BLOCK_N', 'num_stages', 'num_warps']);
+    expect(byName.BLOCK_M).toMatchObject({ kind: 'py-constant', role: 'block', value: 32 });
+    expect(Math.min(...byName.BLOCK_K.domain)).toBe(16);
+    expect(byName.num_warps.domain).toEqual([1, 2, 4, 8, 16]);
+    expect(byName.num_stages.domain).toEqual([1, 2, 3, 4, 5, 6]);
+    const out = applyKnobs(src, set, { BLOCK_M: 128, num_warps: 8, num_stages: 3 });
+    expect(out).toContain('    BLOCK_M = 128\n');
+    expect(out).toContain('num_warps=8, num_stages=3)');
+  });
+
+  it('Triton softmax: num_warps is a knob; a block size computed from the shape is not', () => {
+    const set = detectKnobs(read('examples/triton/softmax/softmax.py'), 'softmax.py');
+    expect(set.knobs.map((k) => k.name)).toEqual(['num_warps']);
+  });
+
+  it('CUDA axpby: threads per block and items per thread from #defines', () => {
+    const set = detectKnobs(read('examples/cuda/axpby/axpby.cu'), 'axpby.cu');
+    expect(set.knobs.map((k) => [k.name, k.kind, k.value])).toEqual([['BLOCK', 'cpp-define', 32], ['ITEMS', 'cpp-define', 1]]);
+    expect(Math.max(...set.knobs[0].domain)).toBe(1024);
+  });
+
+  it('C++ softmax: the number of accumulators', () => {
+    const set = detectKnobs(read('examples/cpp/softmax_rows/softmax.cpp'), 'softmax.cpp');
+    expect(set.knobs.map((k) => [k.name, k.role, k.value])).toEqual([['VEC', 'unroll', 1]]);
+  });
+});
