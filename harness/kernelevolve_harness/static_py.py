@@ -9,7 +9,7 @@ import ast
 from typing import List, Optional, Set, Tuple
 
 ALLOWED_IMPORTS = {"triton", "triton.language", "torch", "math", "functools", "typing", "numpy", "__future__",
-                   "dataclasses", "itertools", "operator", "collections", "enum"}
+                   "itertools"}
 FORBIDDEN_IMPORT_PARTS = {"testing", "runtime", "compiler", "backends", "_C", "utils", "cuda", "library", "ops",
                           "_dynamo", "_inductor", "compile", "jit", "hub", "distributed", "multiprocessing", "nn", "fft",
                           "linalg", "sparse", "special", "func", "autograd", "fx", "export", "profiler"}
@@ -33,6 +33,13 @@ JIT_DECORATORS = {"jit", "autotune", "heuristics"}
 FORBIDDEN_CHAIN_PARTS = {"testing", "runtime", "compiler", "backends", "utils", "cuda", "library", "ops", "nn",
                          "distributed", "multiprocessing", "fft", "linalg", "autograd", "profiler", "hub", "fx",
                          "export", "sparse", "special", "func", "jit_utils", "driver"}
+TORCH_ONLY_PARTS = {"jit", "classes", "package", "serialization", "storage", "onnx", "overrides"}
+# Attribute names that reach files, pickles, raw pointers' modules or evaluators of strings, anywhere outside
+# Triton's kernel language (where `tl.load` is the kernel's own load).
+DANGEROUS_ATTRS = {"ctypes", "ctypeslib", "tofile", "fromfile", "from_file", "memmap", "load", "save", "savez",
+                   "loadtxt", "savetxt", "genfromtxt", "DataSource", "f2py", "distutils", "system", "popen", "lib",
+                   "load_library", "get_type_hints", "singledispatch", "singledispatchmethod", "ForwardRef",
+                   "attrgetter", "methodcaller", "reload", "modules"}
 DEVICE_QUERIES = {"torch.cuda.get_device_properties", "torch.cuda.current_device", "torch.cuda.get_device_capability",
                   "torch.cuda.device_count", "torch.cuda.is_available"}
 
@@ -66,6 +73,7 @@ class _Scan(ast.NodeVisitor):
     def __init__(self) -> None:
         self.found: List[Tuple[str, int]] = []
         self.modules: Set[str] = set()  # local names bound to imported modules
+        self.tl_names: Set[str] = {"tl"}  # local names bound to triton.language
         self.in_jit = 0
 
     def add(self, what: str, node: ast.AST) -> None:
@@ -75,6 +83,8 @@ class _Scan(ast.NodeVisitor):
         for a in node.names:
             self._check_module(a.name, node)
             self.modules.add((a.asname or a.name).split(".")[0])
+            if a.name == "triton.language" and a.asname:
+                self.tl_names.add(a.asname)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         mod = node.module or ""
@@ -90,6 +100,10 @@ class _Scan(ast.NodeVisitor):
             else:
                 self._check_module(f"{mod}.{a.name}", node, leaf=True)
                 self.modules.add(a.asname or a.name)
+                if mod == "triton" and a.name == "language":
+                    self.tl_names.add(a.asname or a.name)
+                if a.name in DANGEROUS_ATTRS:
+                    self.add(f"the import of {mod}.{a.name} (files, pickles, ctypes or string evaluation)", node)
 
     def _check_module(self, name: str, node: ast.AST, leaf: bool = False) -> None:
         parts = name.split(".")
@@ -113,6 +127,8 @@ class _Scan(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in FORBIDDEN_NAMES or (node.id.startswith("__") and node.id.endswith("__")):
             self.add(f"the builtin {node.id}", node)
+        elif node.id in DANGEROUS_ATTRS and not self.in_jit:
+            self.add(f"{node.id} (files, pickles, ctypes or string evaluation)", node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr.startswith("_"):
@@ -123,6 +139,13 @@ class _Scan(ast.NodeVisitor):
             self.add(f"an assignment to {_dotted(node)}, which monkeypatches an imported module", node)
         dotted = _dotted(node)
         parts = dotted.split(".")
+        kernel_language = self.in_jit or parts[0] in self.tl_names or dotted.startswith("triton.language")
+        if node.attr in DANGEROUS_ATTRS and not kernel_language:
+            self.add(f"{dotted or node.attr} (files, pickles, ctypes or string evaluation)", node)
+            return
+        if parts[0] == "torch" and any(p in TORCH_ONLY_PARTS for p in parts[1:]):
+            self.add(f"{dotted} (a runtime, benchmark, stream or library module)", node)
+            return
         if (len(parts) > 1 and parts[0] in ("torch", "triton") and not dotted.startswith("triton.language")
                 and not any(dotted == q or q.startswith(dotted + ".") for q in DEVICE_QUERIES)
                 and any(p in FORBIDDEN_CHAIN_PARTS for p in parts[1:])):

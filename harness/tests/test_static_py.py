@@ -40,6 +40,12 @@ CASES = [
     ("torch.compile", "", "    torch.compile(softmax)"),
     ("triton runtime chain", "", "    s = triton.runtime.driver.active.get_current_stream()"),
     ("benchmark helper", "", "    triton.testing.do_bench(lambda: None)"),
+    ("numpy ctypes", "import numpy as np\n", "    lib = np.ctypeslib.ctypes.CDLL(None)"),
+    ("pickle load", "", "    w = torch.load('weights.pt')"),
+    ("string evaluation", "import typing\n", "    typing.get_type_hints(softmax)"),
+    ("singledispatch", "from functools import singledispatch\n", "    pass"),
+    ("operator.attrgetter", "import operator\n", "    operator.attrgetter('x')(x)"),
+    ("torch.jit", "", "    torch.jit.script(softmax)"),
 ]
 
 
