@@ -58,6 +58,8 @@ export async function runEvolution(req: EvolveRequest): Promise<RunSummary> {
   const spec = loaded ? await loadSpec(loaded.record.spec.specPath) : await loadSpec(req.specPath);
   const hosts = createHosts(req.settings.config, [], req.hostOptions);
   const pool = new HostPool(hosts, { onHostFailure: (host, e) => req.onEvent({ type: 'log', level: 'warn', message: `host ${host} failed: ${e.message}`, at: Date.now() }) });
+  // Slurm hosts report their jobs (submitted, running on a node, ended, requeued) as the run's log.
+  for (const h of hosts) h.onLog?.((level, message) => req.onEvent({ type: 'log', level, message, at: Date.now() }));
   try {
     const options = { operators: req.settings.operators, budget: req.settings.budget, time: req.settings.timeMinutes, plateau: req.settings.plateau, target: req.settings.targetSpeedup, model: req.settings.model, source: 'vscode' };
     const store = loaded?.store ?? RunStore.create({ spec, options, hosts: hosts.map((h) => ({ name: h.name, slots: h.slots, hardware: h.hardware })), workspace });
