@@ -40,7 +40,7 @@ export function cliHostOptions(opts: { acceptNewHostKey?: boolean } = {}): HostO
     },
     askPassphrase: async (keyFile) => {
       const fromEnv = process.env.KERNELEVOLVE_SSH_PASSPHRASE;
-      if (fromEnv !== undefined) return fromEnv;
+      if (fromEnv) return fromEnv; // empty counts as unset: a key with an empty passphrase is not encrypted
       return readSecret(`Passphrase for ${keyFile}: `);
     },
   };

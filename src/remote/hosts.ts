@@ -16,7 +16,7 @@ export function withEnvironmentDefaults(options: HostOptions = {}): HostOptions 
     onUnknownHostKey: options.onUnknownHostKey
       ?? (process.env.KERNELEVOLVE_ACCEPT_NEW_HOST_KEY === '1' ? async () => true : undefined),
     askPassphrase: options.askPassphrase
-      ?? (process.env.KERNELEVOLVE_SSH_PASSPHRASE !== undefined ? async () => process.env.KERNELEVOLVE_SSH_PASSPHRASE : undefined),
+      ?? (process.env.KERNELEVOLVE_SSH_PASSPHRASE ? async () => process.env.KERNELEVOLVE_SSH_PASSPHRASE : undefined),
   };
 }
 

@@ -41,7 +41,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await sshd?.stop();
-  for (const d of [home, work]) if (d) fs.rmSync(d, { recursive: true, force: true });
+  for (const d of [home, work, cli && path.dirname(cli)]) if (d) fs.rmSync(d, { recursive: true, force: true });
 });
 
 describe('kernelevolve hosts', () => {
@@ -77,6 +77,26 @@ describe('kernelevolve hosts', () => {
 
     const later = await runCli(cli, ['hosts', '--config', config, '--check'], env());
     expect(later.code).toBe(0);
+  });
+});
+
+describe('kernelevolve with an encrypted key', () => {
+  it('unlocks it with KERNELEVOLVE_SSH_PASSPHRASE, and without a passphrase says which keys were refused', async () => {
+    const locked = await startSshd({ userKeyPassphrase: 'open sesame' });
+    try {
+      const config = writeConfig('locked', [{ name: 'locked', type: 'ssh', host: '127.0.0.1', port: locked.port, user: locked.user,
+        identityFile: locked.userKey, knownHostsFile: locked.knownHosts }]);
+      const ok = await runCli(cli, ['hosts', '--config', config, '--check'], { ...env(), KERNELEVOLVE_SSH_PASSPHRASE: 'open sesame' });
+      expect(ok.code).toBe(0);
+      expect(ok.stdout).toMatch(/^locked\s+yes/m);
+      // No passphrase and no terminal: the key is skipped and the message names it.
+      const refused = await runCli(cli, ['hosts', '--config', config, '--check'], env());
+      expect(refused.code).toBe(3);
+      expect(refused.stdout).toContain(`accepted none of the keys offered (${locked.userKey}`);
+      expect(refused.stdout).toContain('identityFile');
+    } finally {
+      await locked.stop();
+    }
   });
 });
 
