@@ -67,7 +67,7 @@ export class EvolveProgress {
         const v = c.verdict!;
         const what = v.status === 'ok' ? `ok ${fitness(v).toFixed(2)}x` : v.status;
         const why = c.rationale ? `  ${c.rationale.split('\n')[0].slice(0, 80)}` : '';
-        const line = c.operator === 'baseline' ? `${c.id} baseline ${what}: ${v.reason}` : `${c.id} ${c.operator}${c.mode ? `/${c.mode}` : ''} ${what}${why}`;
+        const line = c.operator === 'baseline' ? `${c.id} baseline ${what}: ${v.reason}` : `${c.id} ${c.operator}${c.mode && c.mode !== c.operator ? `/${c.mode}` : ''} ${what}${why}`;
         // off a terminal the line waits for the progress event that follows, so it can carry the totals
         if (this.tty) this.print(line);
         else this.pending = line;
