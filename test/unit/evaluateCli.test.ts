@@ -1,6 +1,6 @@
 // `kernelevolve evaluate` end to end: the built CLI, the local host and the real harness on the C++ examples.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync, copyFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,9 @@ function cli(...args: string[]) {
 
 describe('kernelevolve evaluate (local host, C++ examples)', () => {
   beforeAll(() => {
+    // `npm test` builds first; build here only when run alone on a fresh checkout (rebuilding while other
+    // suites run the CLI would swap dist/ under them).
+    if (existsSync(path.join(root, 'dist', 'cli.js'))) return;
     const b = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.mjs')], { cwd: root, encoding: 'utf8' });
     expect(b.status, b.stderr).toBe(0);
   }, 120_000);
