@@ -22,13 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from . import arrays as A
 from .backends import Backend, Build, get_backend
-from .compare import compare
 from .protocol import Channel, ChannelClosed, ChannelTimeout
 from .spec import SpecError, read_header
 
 LOG_LIMIT = 4000
+CANARY_BYTES = 4096  # arrays.BAND; numpy is imported only once the workers are started (it costs start-up time)
 HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Stage timeouts in seconds, before --timeout-scale. Correctness and timing are per message (per call, per shape).
@@ -179,7 +178,7 @@ class Judge:
         self.baseline_path = os.path.abspath(opts.baseline) if opts.baseline else self.header.source
         self.workdir = tempfile.mkdtemp(prefix="kernelevolve-")
         self.nonce = secrets.token_hex(16)
-        self.canary = os.urandom(A.BAND).hex()
+        self.canary = os.urandom(CANARY_BYTES).hex()
         self.compile_stats: Dict[str, Any] = {}
         self.log = ""
         self.ref: Optional[Process] = None
@@ -290,7 +289,8 @@ class Judge:
             header, blobs = self._recv(self.ref, "reference")
             if header["type"] == "spec_error":
                 raise SpecError(header["message"])
-            self.ref_cache[key] = (header, [A.from_npy(b) for b in blobs])
+            from .arrays import from_npy
+            self.ref_cache[key] = (header, [from_npy(b) for b in blobs])
         return self.ref_cache[key]
 
     # --- messages ---------------------------------------------------------------------------------------
@@ -347,7 +347,9 @@ class Judge:
             if rd is not None and j not in self.outputs and j not in self.inplace and d != rd:
                 raise Verdict("incorrect", f"On {where}, the candidate changed argument {j}, an input that must come "
                                            f"back bitwise unchanged (declare it in INPLACE if the kernel may write it).")
-        outs = [A.from_npy(b) for b in blobs]
+        from .arrays import from_npy
+        from .compare import compare
+        outs = [from_npy(b) for b in blobs]
         dtypes = header.get("dtypes") or []
         if len(outs) != len(ref_outs):
             raise Verdict("incorrect", f"On {where}, launch returned {len(outs)} output(s), expected {len(ref_outs)}.")

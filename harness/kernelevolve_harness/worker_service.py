@@ -31,6 +31,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -214,6 +215,7 @@ class Worker:
                 "--candidate", str(candidate), "--baseline", job["baseline"], "--json"]
         if job.get("profile"):
             args.append("--profile")
+        args += ["--lock", self.lock_file()]
         started_at = time.time()
         outcome = self._run_harness(args, scratch, job.get("timeout_s"))
         finished_at = time.time()
@@ -239,6 +241,15 @@ class Worker:
                 path.unlink(missing_ok=True)
             _rmtree(scratch)
             self.beat("idle", force=True)
+
+    def lock_file(self) -> str:
+        """The node-local lock the harness holds while timing: one per GPU (by its index on the node,
+        which Slurm gives as SLURM_JOB_GPUS even when cgroups renumber CUDA_VISIBLE_DEVICES), one for the CPU,
+        so two workers on one node never time on the same device at once (as on the local host)."""
+        gpus = os.environ.get("SLURM_JOB_GPUS") or os.environ.get("SLURM_STEP_GPUS") or self.device
+        folder = os.path.join(tempfile.gettempdir(), "kernelevolve-locks")
+        os.makedirs(folder, exist_ok=True)
+        return os.path.join(folder, f"gpu{gpus.replace(',', '-')}.lock" if gpus else "cpu.lock")
 
     def _run_harness(self, args: List[str], cwd: Path, timeout_s: Optional[float]) -> Any:
         name = self.current or ""
