@@ -77,10 +77,10 @@ function patternToRegExp(p: string): RegExp {
   return new RegExp('^' + p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$');
 }
 
-/** Files an `Include` pattern names (relative ones are under ~/.ssh), sorted as glob(3) sorts them. */
-async function globFiles(pattern: string): Promise<string[]> {
+/** Files an `Include` pattern names (relative ones are under `base`), sorted as glob(3) sorts them. */
+async function globFiles(pattern: string, base: string): Promise<string[]> {
   let abs = expandTilde(pattern);
-  if (!path.isAbsolute(abs)) abs = path.join(os.homedir(), '.ssh', abs);
+  if (!path.isAbsolute(abs)) abs = path.join(base, abs);
   const parts = abs.split('/').filter(Boolean);
   let found = ['/'];
   for (const part of parts) {
@@ -129,7 +129,7 @@ function isDirective(line: Line, name: string): boolean {
  * plain directives into that block and its own blocks after it (OpenSSH scopes them the same way in
  * practice: included blocks carry their own Host lines).
  */
-async function readConfig(file: string, depth = 0): Promise<SSHConfig> {
+async function readConfig(file: string, includeBase: string, depth = 0): Promise<SSHConfig> {
   if (depth > 16) throw new SshConfigError(`${file}: Include nests more than 16 levels; look for an Include loop.`);
   let text: string;
   try {
@@ -148,8 +148,8 @@ async function readConfig(file: string, depth = 0): Promise<SSHConfig> {
     for (const line of lines) {
       if (isDirective(line, 'include')) {
         for (const pattern of directiveValue(line)) {
-          for (const inc of await globFiles(pattern)) {
-            const sub = await readConfig(inc, depth + 1);
+          for (const inc of await globFiles(pattern, includeBase)) {
+            const sub = await readConfig(inc, includeBase, depth + 1);
             for (const l of sub) (('config' in l) ? after : into).push(l);
           }
         }
@@ -173,6 +173,22 @@ async function readConfig(file: string, depth = 0): Promise<SSHConfig> {
     }
   }
   return out;
+}
+
+export const SYSTEM_SSH_CONFIG = '/etc/ssh/ssh_config';
+
+/**
+ * The user's config, then the system's (first value wins across both), as `ssh` reads them; a config file
+ * named explicitly is read alone, as with `ssh -F`.
+ */
+async function readConfigs(explicit?: string): Promise<SSHConfig> {
+  if (explicit) return readConfig(explicit, path.join(os.homedir(), '.ssh'));
+  const user = await readConfig(defaultSshConfigFile(), path.join(os.homedir(), '.ssh'));
+  const system = await readConfig(SYSTEM_SSH_CONFIG, path.dirname(SYSTEM_SSH_CONFIG));
+  // Parsed blocks keep their own lines, so the system file's top-level lines stay global after joining.
+  const joined = SSHConfig.parse('');
+  joined.push(...user, ...system);
+  return joined;
 }
 
 function first(computed: Record<string, string | string[]>, key: string): string | undefined {
@@ -217,11 +233,11 @@ export function parseProxyJump(value: string): { host: string; user?: string; po
 export async function resolveSshTarget(
   alias: string,
   overrides: SshTargetOverrides = {},
-  configFile: string = defaultSshConfigFile(),
+  configFile?: string,
   depth = 0,
 ): Promise<SshTarget> {
   if (depth > 8) throw new SshConfigError(`ProxyJump for ${alias} goes through more than 8 hops; look for a loop in ~/.ssh/config.`);
-  const config = await readConfig(configFile);
+  const config = await readConfigs(configFile);
   const computed = config.compute(alias, { ignoreCase: true, matchExec: false }) as Record<string, string | string[]>;
   const rawHostName = first(computed, 'hostname') ?? alias;
   const hostName = rawHostName.replace(/%h/g, alias).replace(/%%/g, '%');

@@ -97,6 +97,27 @@ describe('ssh config resolution', () => {
     expect(t.jumps).toEqual([]);
   });
 
+  it('reads ~/.ssh/config, then /etc/ssh/ssh_config, when no file is named (first value wins)', async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-home-'));
+    const saved = process.env.HOME;
+    try {
+      process.env.HOME = home;
+      fs.mkdirSync(path.join(home, '.ssh'));
+      fs.writeFileSync(path.join(home, '.ssh', 'config'), 'Host mine\n  HostName 10.9.8.7\n  HashKnownHosts no\n');
+      const systemText = fs.existsSync('/etc/ssh/ssh_config') ? fs.readFileSync('/etc/ssh/ssh_config', 'utf8') : '';
+      const systemHashes = /^\s*HashKnownHosts\s+yes/im.test(systemText);
+      const other = await resolveSshTarget('other-box');
+      expect(other.hashKnownHosts).toBe(systemHashes);
+      expect(other.knownHostsFiles[0]).toBe(path.join(home, '.ssh', 'known_hosts'));
+      const mine = await resolveSshTarget('mine');
+      expect(mine.hostName).toBe('10.9.8.7');
+      expect(mine.hashKnownHosts).toBe(false);
+    } finally {
+      process.env.HOME = saved;
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it('reads ProxyJump hop syntax', () => {
     expect(parseProxyJump('a,me@b:2222,ssh://you@c:23,[::1]:2200')).toEqual([
       { host: 'a', user: undefined, port: undefined },
