@@ -195,6 +195,38 @@ describe('ssh host', () => {
     }
   });
 
+  it('moves the jobs of a host that dies for good to another host', async () => {
+    const other = await startSshd();
+    const otherWork = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-ssh-work2-'));
+    const a = sshHost({ name: 'a', slots: 2 });
+    const b = new SshHost({ name: 'b', type: 'ssh', host: '127.0.0.1', port: other.port, user: other.user, identityFile: other.userKey,
+      knownHostsFile: other.knownHosts, workdir: otherWork, slots: 1 }, { sshConfigFile: path.join(other.dir, 'no-config'), connectAttempts: 2, backoffMs: 100 });
+    const pool = new HostPool([a, b], { retryDelayMs: 60_000 });
+    const spec = path.join(fixtures, 'spec.py');
+    const names = ['scale.cpp', 'wrong.cpp', 'scale.cpp', 'broken.cpp', 'scale.cpp'];
+    const expected = { 'scale.cpp': 'ok', 'wrong.cpp': 'incorrect', 'broken.cpp': 'compile_error' } as Record<string, string>;
+    const hostsOf = new Map<number, string[]>();
+    try {
+      const all = Promise.all(names.map(async (n, i) => pool.evaluate(await job(spec, path.join(fixtures, n), `move-${i}`),
+        { onStart: (h) => hostsOf.set(i, [...(hostsOf.get(i) ?? []), h]) })));
+      const deadline = Date.now() + 20_000;
+      while (!processesUnder(workdir).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(processesUnder(workdir).length).toBeGreaterThan(0);
+      sshd.crash(); // and it stays down
+      const verdicts = await all;
+      expect(verdicts.map((v) => v.status)).toEqual(names.map((n) => expected[n]));
+      const moved = [...hostsOf.values()].filter((h) => h.length > 1);
+      expect(moved.length).toBeGreaterThan(0);
+      for (const h of moved) expect(h).toEqual(['a', 'b']);
+      expect(verdicts.filter((v) => v.placement?.host === 'a').length + verdicts.filter((v) => v.placement?.host === 'b').length).toBe(names.length);
+    } finally {
+      await pool.dispose();
+      await sshd.restart();
+      await other.stop();
+      fs.rmSync(otherWork, { recursive: true, force: true });
+    }
+  });
+
   it('says what to change when the host has no such python, without requeueing the job', async () => {
     const remote = sshHost({ python: 'python3-not-installed' });
     try {
