@@ -158,7 +158,40 @@ describe('kernelevolve evaluate over SSH', () => {
   });
 });
 
+/** Whether some process runs with its working folder under `dir` (a harness on the SSH host). */
+function busyUnder(dir: string): boolean {
+  return fs.readdirSync('/proc').some((p) => {
+    try {
+      return /^\d+$/.test(p) && fs.readlinkSync(`/proc/${p}/cwd`).startsWith(dir);
+    } catch {
+      return false;
+    }
+  });
+}
+
 describe('kernelevolve evolve over SSH', () => {
+  it('loses no candidate when the server is killed mid-run and comes back', async () => {
+    const remote = path.join(work, 'remote-crash');
+    const config = writeConfig('evolve-crash', [sshHostEntry('loop', { workdir: remote })]);
+    const out = path.join(work, 'run-crash');
+    const running = runCli(cli, ['evolve', '--spec', path.join(root, 'examples/cpp/matmul_blocked/spec.py'), '--operators', 'tune',
+      '--budget', '5', '--seed', '2', '--config', config, '--host', 'loop', '--json', '--out', out], env());
+    const deadline = Date.now() + 60_000;
+    while (!busyUnder(path.join(remote, 'jobs')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(busyUnder(path.join(remote, 'jobs'))).toBe(true);
+    sshd.crash();
+    await new Promise((r) => setTimeout(r, 1500));
+    await sshd.restart();
+    const r = await running;
+    expect(r.stderr).toMatch(/host loop failed \(.*\); its job goes back to the queue/);
+    expect(r.code).toBe(0);
+    const summary = JSON.parse(r.stdout.trim()) as { candidates: number };
+    const judged = new Set(fs.readFileSync(path.join(out, 'verdicts.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id));
+    const proposed = fs.readdirSync(path.join(out, 'candidates')).filter((f) => f.endsWith('.cpp')).map((f) => f.replace(/\.cpp$/, ''));
+    expect(proposed.length).toBe(summary.candidates);
+    expect(proposed.filter((id) => !judged.has(id))).toEqual([]);
+  });
+
   it('stops at once on a mismatched host key instead of retrying the host', async () => {
     const other = path.join(work, 'impostor2');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', other]);
