@@ -3,7 +3,11 @@
 // unit tests and the accept logic use it as it is.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Language, Parser, type Node } from 'web-tree-sitter';
+import type * as TreeSitter from 'web-tree-sitter';
+import type { Node, Parser } from 'web-tree-sitter';
+
+// The CommonJS build: the ESM one needs import.meta.url, which the extension's CommonJS bundle lacks.
+const { Language, Parser: ParserClass } = require('web-tree-sitter') as typeof TreeSitter;
 
 export type KernelKind = 'triton' | 'cuda' | 'cpp';
 export type GrammarName = 'python' | 'cpp';
@@ -72,9 +76,9 @@ export class KernelLocator {
       throw new Error(`KernelEvolve cannot find its tree-sitter grammars (looked in ${wasmDirs().join(', ')}); reinstall the extension.`);
     }
     const runtime = runtimeWasm(dir);
-    await Parser.init({ locateFile: () => runtime });
+    await ParserClass.init({ locateFile: () => runtime });
     const make = async (file: string) => {
-      const p = new Parser();
+      const p = new ParserClass();
       p.setLanguage(await Language.load(path.join(dir, file)));
       return p;
     };

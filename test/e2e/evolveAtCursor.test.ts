@@ -1,0 +1,148 @@
+// The whole user journey in a real VS Code (code-server in headless Chromium): open a CPU kernel, evolve
+// the kernel at the cursor on the local host, watch candidates arrive in the side panel, preview the
+// winner in the diff editor, accept it from the CodeLens, and find the faster kernel in the file on disk.
+import { copyFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CodeServer, exampleWorkspace, OUTPUT, readJson } from './codeServer';
+import { DiffEditor } from './pageObjects/diffEditor';
+import type { KernelEditor } from './pageObjects/kernelEditor';
+import { RunsPanel } from './pageObjects/runsPanel';
+import { Workbench } from './pageObjects/workbench';
+
+const ws = exampleWorkspace('cpp/matmul_blocked');
+const source = path.join(ws, 'matmul_blocked', 'matmul.cpp');
+const original = readFileSync(source, 'utf8');
+const kernelLine = original.split('\n').findIndex((l) => l.includes('C[i] = 0.0f')) + 1;
+const shots = path.join(OUTPUT, 'screenshots');
+const server = new CodeServer({
+  workspace: ws,
+  settings: {
+    'kernelEvolve.budget.candidates': 8,
+    'kernelEvolve.operators': ['tune'],
+    'kernelEvolve.hosts': [{ name: 'local', type: 'local', python: process.env.KERNELEVOLVE_PYTHON || 'python3' }],
+  },
+});
+let wb: Workbench;
+let panel: RunsPanel;
+let editor: KernelEditor;
+
+/** Copies a screenshot into docs/images/ when asked (KERNELEVOLVE_UPDATE_DOC_IMAGES=1). */
+function publish(file: string): void {
+  if (process.env.KERNELEVOLVE_UPDATE_DOC_IMAGES !== '1') return;
+  mkdirSync('docs/images', { recursive: true });
+  copyFileSync(file, path.join('docs/images', path.basename(file)));
+}
+
+async function shot(name: string): Promise<void> {
+  const file = path.join(shots, `${name}.png`);
+  await panel.screenshot(file);
+  publish(file);
+}
+
+beforeAll(async () => {
+  mkdirSync(shots, { recursive: true });
+  await server.start();
+  wb = new Workbench(server.page);
+  panel = new RunsPanel(server.page);
+});
+
+afterAll(async () => {
+  if (server.page) await server.page.screenshot({ path: path.join(shots, 'last-window.png') }).catch(() => undefined);
+  await server.stop();
+});
+
+describe('Evolve Kernel at Cursor in code-server', () => {
+  it('shows Evolve and Profile CodeLenses over the extern "C" kernel', async () => {
+    editor = await wb.openFile('matmul_blocked/matmul.cpp');
+    await editor.waitForCodeLens(/Evolve matmul/, 120_000);
+    expect(await editor.codeLenses()).toEqual(expect.arrayContaining(['KernelEvolve: Evolve matmul', 'Profile']));
+  });
+
+  it('says what a kernel is when the cursor is outside one', async () => {
+    await editor.goToLine(3);
+    await wb.runCommand('KernelEvolve: Evolve Kernel at Cursor');
+    const msg = await wb.waitForNotification(/not inside a kernel/);
+    expect(msg).toMatch(/this file has: matmul/);
+    await wb.dismissNotifications();
+  });
+
+  it('evolves the kernel at the cursor and shows candidates live in the side panel', async () => {
+    await editor.goToLine(kernelLine);
+    await wb.runCommand('KernelEvolve: Evolve Kernel at Cursor');
+    const rows = await panel.waitForJudged(3);
+    expect(rows.some((r) => r.id === 'c0000')).toBe(true);
+    await shot('panel-running');
+    await panel.waitForRunStatus(/finished/, 400_000);
+    const finalRows = await panel.rows();
+    // The tuner proposes at most the budget; every row is judged once the run has finished.
+    expect(finalRows.length).toBeGreaterThanOrEqual(4);
+    expect(finalRows.every((r) => !['proposed', 'queued', 'evaluating'].includes(r.status))).toBe(true);
+    expect(finalRows.filter((r) => r.status === 'ok').length).toBeGreaterThan(1);
+    const best = Number.parseFloat(await panel.bestSpeedup());
+    expect(best).toBeGreaterThan(1);
+    expect(await panel.chartPointCount()).toBeGreaterThanOrEqual(1);
+  });
+
+  it('shows the best candidate\'s highlighted diff, verdict and compile stats', async () => {
+    const id = await panel.showBest();
+    expect(id).toMatch(/^c\d{4}$/);
+    const diff = await panel.diffText();
+    expect(diff.added.some((l) => /constexpr int BLOCK_[MNK] = \d+;/.test(l))).toBe(true);
+    expect(diff.removed.some((l) => /constexpr int BLOCK_[MNK] = \d+;/.test(l))).toBe(true);
+    expect(diff.coloured).toBeGreaterThan(0);
+    const f = await panel.frame();
+    expect(await f.locator('[data-testid="verdict"]').innerText()).toMatch(/Correct on \d+ shape/);
+    await shot('panel-best-candidate');
+  });
+
+  it('keeps the panel after it is hidden and shown again', async () => {
+    const before = (await panel.rows()).length;
+    await server.page.keyboard.press('Control+Shift+E'); // the Explorer replaces the panel in the side bar
+    await server.page.waitForTimeout(500);
+    await wb.runCommand('KernelEvolve: Show Runs');
+    const after = await panel.waitForJudged(before);
+    expect(after.length).toBe(before);
+  });
+
+  it('previews the winner in a read-only diff editor without touching the file', async () => {
+    await editor.waitForCodeLens(/faster variant — Preview/, 60_000);
+    const lens = (await editor.codeLenses()).find((t) => /faster variant/.test(t))!;
+    expect(lens).toMatch(/^\d+\.\d\dx faster variant — Preview$/);
+    await editor.clickCodeLens(/faster variant — Preview/);
+    await new DiffEditor(server.page).waitOpen();
+    expect(await wb.tabTitles()).toEqual(expect.arrayContaining([expect.stringMatching(/matmul: baseline ↔ c\d{4}/)]));
+    expect(readFileSync(source, 'utf8')).toBe(original);
+  });
+
+  it('accepts the winner from the CodeLens: the file on disk holds the faster kernel', async () => {
+    const runsDir = path.join(ws, '.kernelevolve', 'runs');
+    const [runId] = readdirSync(runsDir);
+    const run = readJson<{ best: { id: string; speedup: number } }>(path.join(runsDir, runId, 'run.json'));
+    expect(run.best.speedup).toBeGreaterThan(1);
+    editor = await wb.openFile('matmul_blocked/matmul.cpp');
+    await editor.waitForCodeLens(/^Accept$/);
+    await editor.clickCodeLens(/^Accept$/);
+    const deadline = Date.now() + 30_000;
+    while (readFileSync(source, 'utf8') === original && Date.now() < deadline) await server.page.waitForTimeout(250);
+    const accepted = readFileSync(source, 'utf8');
+    expect(accepted).toBe(readFileSync(path.join(runsDir, runId, 'candidates', `${run.best.id}.cpp`), 'utf8'));
+    expect(accepted).not.toBe(original);
+    await wb.waitForNotification(/applied c\d{4}/);
+    // Accepted: the variant's lens goes away, Evolve stays.
+    const lensDeadline = Date.now() + 20_000;
+    while ((await editor.codeLenses()).some((t) => /faster variant/.test(t)) && Date.now() < lensDeadline) await server.page.waitForTimeout(500);
+    expect(await editor.codeLenses()).not.toContainEqual(expect.stringMatching(/faster variant/));
+    expect(await editor.codeLenses()).toContain('KernelEvolve: Evolve matmul');
+  });
+
+  it('shows the stored run again after the window reloads', async () => {
+    await server.page.reload();
+    await server.page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
+    await panel.open();
+    const rows = await panel.waitForJudged(4, 60_000);
+    expect(rows.some((r) => r.id === 'c0000')).toBe(true);
+    expect(await panel.runStatus()).toMatch(/finished/);
+    await shot('panel-after-reload');
+  });
+});

@@ -1,0 +1,36 @@
+// The editor showing a kernel's source: the cursor, the CodeLenses over kernels, the text.
+import type { Page } from 'playwright-core';
+
+export class KernelEditor {
+  constructor(readonly page: Page, readonly fileName: string) {}
+
+  private get editor() {
+    return this.page.locator('.editor-group-container.active .monaco-editor').first();
+  }
+
+  /** Puts the cursor on a line (1-based) through Quick Open's `:line` (the browser keeps Ctrl+G). */
+  async goToLine(line: number): Promise<void> {
+    await this.page.keyboard.press('Control+P');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`:${line}`);
+    await this.page.waitForTimeout(200);
+    await input.press('Enter');
+    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
+    const status = this.page.locator('.statusbar-item', { hasText: new RegExp(`^Ln ${line}, Col`) });
+    await status.first().waitFor({ timeout: 10_000 });
+  }
+
+  /** The CodeLens links above the kernels, as shown. */
+  async codeLenses(): Promise<string[]> {
+    return this.editor.locator('.codelens-decoration a').allInnerTexts();
+  }
+
+  async waitForCodeLens(text: RegExp, timeoutMs = 60_000): Promise<void> {
+    await this.editor.locator('.codelens-decoration a', { hasText: text }).first().waitFor({ timeout: timeoutMs });
+  }
+
+  async clickCodeLens(text: RegExp): Promise<void> {
+    await this.editor.locator('.codelens-decoration a', { hasText: text }).first().click();
+  }
+}
