@@ -39,8 +39,15 @@ fs.writeFileSync(entry, [
   `export { slurmHostFor } from ${JSON.stringify(path.join(root, 'src/remote/slurmHostFactory'))};`,
   `export { loadSpec } from ${JSON.stringify(path.join(root, 'src/engine/spec'))};`,
 ].join('\n'));
-await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'cjs', outfile: path.join(tmp, 'bench.cjs'), logLevel: 'error', external: ['cpu-features', './crypto/build/Release/sshcrypto.node'] });
-const lib = createRequire(import.meta.url)(path.join(tmp, 'bench.cjs'));
+let lib;
+try {
+  await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'cjs', outfile: path.join(tmp, 'bench.cjs'), logLevel: 'error',
+    external: ['cpu-features', './crypto/build/Release/sshcrypto.node'] });
+  lib = createRequire(import.meta.url)(path.join(tmp, 'bench.cjs'));
+} catch (e) {
+  fs.rmSync(tmp, { recursive: true, force: true });
+  throw e;
+}
 process.env.KERNELEVOLVE_HARNESS_DIR ??= path.join(root, 'harness');
 
 const n = Number(values.n);
