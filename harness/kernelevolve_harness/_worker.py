@@ -227,7 +227,7 @@ class CandidateWorker(Worker):
             return None
         if self.children():
             return "the candidate left a child process running"
-        if self.threads0 >= 0 and self.thread_count() > self.threads0:
+        if self.threads0 >= 0 and not self.cfg.get("threads_allowed") and self.thread_count() > self.threads0:
             return "the candidate left a thread running after it returned"
         return None
 

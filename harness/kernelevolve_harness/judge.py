@@ -25,6 +25,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from .backends import Backend, Build, get_backend
 from .protocol import Channel, ChannelClosed, ChannelTimeout
 from .spec import SpecError, read_header
+from .static_c import strip_comments
 
 LOG_LIMIT = 4000
 CANARY_BYTES = 4096  # arrays.BAND; numpy is imported only once the workers are started (it costs start-up time)
@@ -248,8 +249,10 @@ class Judge:
         self.outputs: List[int] = self.ref_outputs
         self.inplace: List[int] = self.ref_inplace
         self.seeds = [self.rng.randrange(1, 2**31) for _ in range(2)]
+        # A baseline with OpenMP permits the candidate's OpenMP thread pool, which outlives each call.
+        threads_allowed = bool(re.search(r"#\s*pragma\s+omp\b", strip_comments(base_text)))
         self.worker.send({"type": "candidate", "candidate_artifact": cand_build.artifact, "seeds": self.seeds,
-                          "outputs": self.outputs, "inplace": self.inplace})
+                          "outputs": self.outputs, "inplace": self.inplace, "threads_allowed": threads_allowed})
         self._expect("loaded", "load")
         self._correctness()
         return self._timing()

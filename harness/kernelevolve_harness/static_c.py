@@ -15,7 +15,7 @@ _WORD = r"(?<![\w])({})(?![\w])"
 
 RULES: List[Tuple[str, str]] = [
     (_WORD.format(r"std\s*::\s*(?:thread|jthread|async)|pthread_\w+|thrd_create"), "a thread"),
-    (r"#\s*pragma\s+omp\b", "an OpenMP pragma (threads)"),
+    (r"#\s*pragma\s+omp\b|_Pragma\s*\(\s*\"\s*omp", "an OpenMP pragma (threads)"),
     (_WORD.format(r"omp_\w+|__gnu_parallel|tbb"), "a threading runtime"),
     (_CALL.format(r"(?:fork|vfork|clone|system|popen|posix_spawnp?|exec[lv]p?e?|execvpe|wait|waitpid)"), "a process call"),
     (_CALL.format(r"(?:exit|_exit|_Exit|quick_exit|abort|atexit|at_quick_exit|terminate)"), "a process exit"),

@@ -95,3 +95,15 @@ def test_a_rejected_candidate_is_reported_by_the_cli(harness: Harness) -> None:
     v = harness.mm("  std::thread([=] { C[0] = 0; }).detach();\n" + NAIVE, "#include <thread>\n")
     assert v["status"] == "static_rejected"
     assert "a thread" in v["reason"] and "std::thread" in v["reason"]
+
+
+def test_an_openmp_baseline_permits_an_openmp_candidate(harness: Harness) -> None:
+    from conftest import SPECS
+    spec = SPECS / "openmp" / "spec.py"
+    cand = (SPECS / "openmp" / "k.cpp").read_text().replace("2.0f * x[i]", "x[i] + x[i]")
+    v, _ = harness.evaluate(spec, cand)
+    assert v["status"] == "ok", v
+
+
+def test_pragma_operator_openmp_is_rejected() -> None:
+    assert static_c.check('void f() { _Pragma("omp parallel for") for (;;) {} }', "") is not None
