@@ -107,7 +107,7 @@ def _findings(src: str, allowed_includes: Set[str]) -> List[Tuple[str, int, str]
     lines = code.split("\n")
     found: List[Tuple[str, int, str]] = []
     for pattern, what in RULES:
-        text = code if pattern.startswith("/proc") else bare
+        text = code if pattern.startswith("/proc") or "Pragma" in pattern else bare  # these look inside strings
         for m in re.finditer(pattern, text):
             line = text.count("\n", 0, m.start())
             found.append((f"{what} ({m.group(0).strip().rstrip('(').strip()})", line + 1, lines[line].strip()))
