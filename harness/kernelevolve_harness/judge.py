@@ -413,6 +413,9 @@ class Judge:
         rows: List[Dict[str, Any]] = []
         spreads: List[float] = []
         method = ""
+        received: List[Tuple[Dict[str, Any], List[bytes]]] = []
+        # Nothing else runs while the worker times: the timed outputs are checked (here, and by the reference
+        # process) only after the last timed call, so neither competes with the timing for the machine.
         with device_lock(self.opts.lock):
             self.worker.send(cmd)
             for i in range(n):
@@ -423,26 +426,27 @@ class Judge:
                     raise Verdict("runtime_error", "The worker stopped timing without saying why.")
                 if header["type"] != "timing":
                     raise Verdict("runtime_error", f"The worker sent {header['type']!r} during timing.")
-                offset = 0
-                for v in header["verify"]:
-                    part = blobs[offset:offset + v["count"]]
-                    offset += v["count"]
-                    self._check_call({"digests": v["digests"], "dtypes": v["dtypes"]}, part, i, v["seed"], v["factor"],
-                                     f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
-                fresh = header["fresh"]
-                self._check_call({"digests": fresh["digests"], "dtypes": fresh["dtypes"], "guard": fresh["guard"]},
-                                 blobs[offset:], i, fresh["seed"], 1.0,
-                                 "fresh inputs in the timed buffers after timing")
-                estimate = _median if gpu else _lower_quartile
-                b = estimate(header["samples"]["baseline"])
-                c = estimate(header["samples"]["candidate"])
-                spreads.append(_iqr(header["samples"]["candidate"]) / c if c > 0 else 0.0)
-                method = header.get("timer", "")
-                rows.append({"shape": self.shapes[i], "baseline_ms": b, "candidate_ms": c,
-                             "speedup": b / c if c > 0 else float("inf"),
-                             "samples": len(header["samples"]["candidate"]), "batch": header["batch"]["candidate"]})
+                received.append((header, blobs))
             self.current = None
             self._expect_any("timing")  # the final message
+        for i, (header, blobs) in enumerate(received):
+            offset = 0
+            for v in header["verify"]:
+                part = blobs[offset:offset + v["count"]]
+                offset += v["count"]
+                self._check_call({"digests": v["digests"], "dtypes": v["dtypes"]}, part, i, v["seed"], v["factor"],
+                                 f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
+            fresh = header["fresh"]
+            self._check_call({"digests": fresh["digests"], "dtypes": fresh["dtypes"], "guard": fresh["guard"]},
+                             blobs[offset:], i, fresh["seed"], 1.0, "fresh inputs in the timed buffers after timing")
+            estimate = _median if gpu else _lower_quartile
+            b = estimate(header["samples"]["baseline"])
+            c = estimate(header["samples"]["candidate"])
+            spreads.append(_iqr(header["samples"]["candidate"]) / c if c > 0 else 0.0)
+            method = header.get("timer", "")
+            rows.append({"shape": self.shapes[i], "baseline_ms": b, "candidate_ms": c,
+                         "speedup": b / c if c > 0 else float("inf"),
+                         "samples": len(header["samples"]["candidate"]), "batch": header["batch"]["candidate"]})
         speedup = math.exp(sum(math.log(max(r["speedup"], 1e-12)) for r in rows) / len(rows))
         verdict: Dict[str, Any] = {
             "status": "ok",
