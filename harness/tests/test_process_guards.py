@@ -105,3 +105,10 @@ def test_a_runaway_allocation_is_a_runtime_error(harness: Harness) -> None:
     body = "  float* volatile big = new float[1L << 40];\n  big[5] = 1.0f;\n  C[0] = big[5];\n" + NAIVE
     v = harness.mm(body, "#include <new>\n")
     assert v["status"] == "runtime_error", v
+
+
+def test_a_hang_while_the_library_loads_is_a_timeout_in_the_load_stage(harness: Harness) -> None:
+    prelude = "static int spin_at_load() { volatile int s = 1; while (s) {} return 0; }\nstatic int at_load = spin_at_load();\n"
+    v = harness.mm(NAIVE, prelude, "--timeout-scale", "0.05")
+    assert v["status"] == "timeout", v
+    assert "load stage" in v["reason"]
