@@ -273,7 +273,7 @@ describe('host agent', () => {
 
       let pgid = 0;
       const killed = agent.run({ id: 'b', dir: 'jobs/b', files: {}, argv: hang('02') }, (p) => (pgid = p));
-      await until(() => pgrep('^sleep 302').length === 2);
+      await until(() => pgid > 0 && pgrep('^sleep 302').length === 2);
       expect(pgid).toBeGreaterThan(0);
       expect(pgrep('^sleep 302').length).toBe(2);
       agent.kill('b');
