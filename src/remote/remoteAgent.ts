@@ -20,6 +20,7 @@ import time
 
 out_lock = threading.Lock()
 jobs = {}
+cancelled = set()  # kills that arrived before their job's process existed
 jobs_lock = threading.Lock()
 
 
@@ -59,6 +60,8 @@ def run_job(msg):
         return
     with jobs_lock:
         jobs[job_id] = proc
+        if job_id in cancelled:
+            kill_group(proc.pid)
     send({"id": job_id, "event": "started", "pgid": proc.pid})
     timed_out = False
     try:
@@ -95,8 +98,10 @@ def main():
         elif msg.get("op") == "kill":
             with jobs_lock:
                 proc = jobs.get(msg.get("id"))
-            if proc is not None:
-                kill_group(proc.pid)
+                if proc is None:
+                    cancelled.add(msg.get("id"))
+                else:
+                    kill_group(proc.pid)
     # stdin closed: the client is gone; take every job with us.
     with jobs_lock:
         for proc in jobs.values():

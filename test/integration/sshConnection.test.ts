@@ -281,6 +281,12 @@ describe('host agent', () => {
       expect(r.code).toBe(-9);
       expect(pgrep('^sleep 302')).toEqual([]);
 
+      // A kill sent right behind its job, before the job's process exists, still takes.
+      const early = agent.run({ id: 'd', dir: 'jobs/d', files: {}, argv: hang('04') });
+      agent.kill('d');
+      expect((await early).code).toBe(-9);
+      expect(pgrep('^sleep 304')).toEqual([]);
+
       const orphaned = agent.run({ id: 'c', dir: 'jobs/c', files: {}, argv: hang('03') });
       await until(() => pgrep('^sleep 303').length === 2);
       expect(pgrep('^sleep 303').length).toBe(2);
