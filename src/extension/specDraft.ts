@@ -55,7 +55,7 @@ function cppDraft(site: KernelSite, sourceName: string): string {
     const [np] = npType(p.type);
     if (p.pointer) {
       if (!p.isConst) outputs.push(i);
-      lines.push(`        ${p.isConst ? `rng.standard_normal(${elems}).astype(${np})` : `np.zeros(${elems}, dtype=${np})`},  # ${p.name}`);
+      lines.push(`        rng.standard_normal(${elems}).astype(${np}),  # ${p.name}`);
     } else if (dims.includes(p.name)) {
       lines.push(`        shape["${p.name}"],  # ${p.name}`);
     } else {
@@ -64,7 +64,7 @@ function cppDraft(site: KernelSite, sourceName: string): string {
   });
   const argtypes = params.map((p) => p.pointer ? 'ctypes.c_void_p' : npType(p.type)[1]).join(', ');
   const callArgs = params.map((p, i) => p.pointer ? `args[${i}].ctypes.data` : `args[${i}]`).join(', ');
-  const ret = outputs.length === 1 ? `args[${outputs[0]}]` : `tuple(args[i] for i in OUTPUTS)`;
+  const ret = outputs.length === 1 ? `args[${outputs[0]}]` : `tuple(args[i] for i in INPLACE)`;
   return `import ctypes
 
 import numpy as np
@@ -76,8 +76,9 @@ KERNEL = "${site.name}"
 # Problem sizes: include odd ones, they catch tail bugs.
 SHAPES = [${shapes.join(', ')}]
 
-# Arguments the kernel writes (poisoned before every call); every other array must come back unchanged.
-OUTPUTS = [${outputs.join(', ')}]
+# Arrays the kernel may read and write (from the non-const pointers); every other array must come back
+# unchanged. Move an index to OUTPUTS = [...] when the kernel only writes it (it is then poisoned before calls).
+INPLACE = [${outputs.join(', ')}]
 
 
 def inputs(shape, seed):

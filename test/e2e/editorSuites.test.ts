@@ -1,0 +1,55 @@
+// The in-editor mocha suites (test/suite, also runnable on a desktop with `npm run test:desktop`) run here
+// inside code-server: the extension runs the bundle named by KERNELEVOLVE_TEST_SUITE after activation and
+// writes the results to KERNELEVOLVE_TEST_RESULTS.
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+// @ts-expect-error plain .mjs helper shared with the command line
+import { buildSuites } from '../../scripts/e2e-suite.mjs';
+import { CodeServer, exampleWorkspace, OUTPUT, readJson } from './codeServer';
+import { Workbench } from './pageObjects/workbench';
+
+interface SuiteResults {
+  passed: number;
+  failed: number;
+  failures: { title: string; error: string }[];
+  tests: { title: string; state: string }[];
+}
+
+const results = path.join(OUTPUT, 'editor-suites.json');
+let server: CodeServer | undefined;
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('in-editor suites in code-server', () => {
+  it('pass: settings, spec drafting, accept with undo, panel replay', async () => {
+    mkdirSync(OUTPUT, { recursive: true });
+    rmSync(results, { force: true });
+    const suite = (await buildSuites()) as string;
+    server = new CodeServer({
+      workspace: exampleWorkspace('cpp/matmul_blocked'),
+      env: { KERNELEVOLVE_TEST_SUITE: suite, KERNELEVOLVE_TEST_RESULTS: results },
+    });
+    const page = await server.start();
+    // Opening a C++ file activates the extension, which then runs the suites.
+    await new Workbench(page).openFile('matmul_blocked/matmul.cpp');
+    const deadline = Date.now() + 480_000;
+    while (!existsSync(results) && Date.now() < deadline) await page.waitForTimeout(1000);
+    if (!existsSync(results)) {
+      await page.screenshot({ path: path.join(OUTPUT, 'editor-suites-timeout.png') });
+      throw new Error(`The suites wrote no results within 8 minutes.\n${server.extensionLog()}`);
+    }
+    const r = readJson<SuiteResults>(results);
+    writeFileSync(path.join(OUTPUT, 'editor-suites-summary.txt'), r.tests.map((t) => `${t.state}  ${t.title}`).join('\n') + '\n');
+    expect(r.failures.map((f) => `${f.title}: ${f.error.split('\n').slice(0, 6).join('\n')}`)).toEqual([]);
+    expect(r.tests.map((t) => t.title)).toEqual(expect.arrayContaining([
+      'Settings a broken host entry is reported with the field and what to write',
+      'Spec drafting Evolve on a kernel without a spec drafts one beside it and opens it before any run',
+      'Accepting a variant after the user edited the file, Accept finds the kernel by name and one Undo reverts it',
+      'Side panel says ready when shown, and again after being hidden and shown',
+    ]));
+    expect(r.passed).toBe(r.tests.length);
+  });
+});

@@ -1,0 +1,88 @@
+/// <reference types="mocha" />
+// Accept in a real editor: after the user edited the file, the kernel is found again by name, the variant
+// goes in as one edit that one Undo reverts; a renamed kernel is refused and the file left alone.
+import * as assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { Candidate } from '../../src/engine/candidate';
+import { RunStore } from '../../src/engine/runStore';
+import { kernelEvolve, until, workspaceDir } from './extensionApi';
+
+const BASE = `constexpr int TILE = 8;
+
+extern "C" void scale(float* x, int n) {
+  for (int i = 0; i < n; i += TILE) for (int j = i; j < i + TILE && j < n; ++j) x[j] *= 2.0f;
+}
+`;
+const VARIANT = BASE.replace('TILE = 8', 'TILE = 64').replace('x[j] *= 2.0f;', 'x[j] += x[j];');
+
+function candidate(id: string, source: string, speedup: number, parents: string[]): Candidate {
+  const at = Date.now();
+  return {
+    id, parents, operator: parents.length ? 'tune' : 'baseline', source, hash: id, state: 'done',
+    verdict: { status: 'ok', reason: 'Correct on 3 shape(s) x 2 seeds.', speedup, host: 'local' },
+    placement: { host: 'local' }, timings: { proposedAt: at, startedAt: at, finishedAt: at },
+  };
+}
+
+suite('Accepting a variant', () => {
+  let source: string;
+  let runId: string;
+
+  suiteSetup(async () => {
+    const dir = path.join(workspaceDir(), 'accept');
+    mkdirSync(dir, { recursive: true });
+    source = path.join(dir, 'scale.cpp');
+    writeFileSync(source, BASE);
+    const specPath = path.join(dir, 'spec.py');
+    writeFileSync(specPath, 'BACKEND = "cpp"\nSOURCE = "scale.cpp"\nKERNEL = "scale"\nSHAPES = [{"n": 100}]\ndef inputs(shape, seed):\n    pass\ndef launch(k, *args):\n    pass\n');
+    const store = RunStore.create({ spec: { specPath, backend: 'cpp', sourcePath: source, kernel: 'scale' }, options: { budget: 2 }, hosts: [{ name: 'local', slots: 1 }], workspace: workspaceDir() });
+    store.recordVerdict(candidate('c0000', BASE, 1, []));
+    store.recordVerdict(candidate('c0001', VARIANT, 2.5, ['c0000']));
+    store.update({ status: 'finished', reason: 'budget', best: { id: 'c0001', speedup: 2.5, operator: 'tune', status: 'ok' } });
+    runId = store.runId;
+    const api = await kernelEvolve();
+    await api.runs.loadStored();
+    assert.ok(api.runs.get(runId), 'the stored run is listed');
+  });
+
+  test('the CodeLens offers the variant over the kernel', async () => {
+    const doc = await vscode.workspace.openTextDocument(source);
+    await vscode.window.showTextDocument(doc);
+    let titles: string[] = [];
+    await until('the variant lens', async () => {
+      const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri);
+      titles = lenses.map((l) => l.command?.title ?? '');
+      return titles.some((t) => /faster variant/.test(t));
+    });
+    assert.ok(titles.includes('$(rocket) 2.50x faster variant — Preview'), titles.join(' | '));
+    assert.ok(titles.includes('Accept') && titles.includes('Dismiss'));
+  });
+
+  test('after the user edited the file, Accept finds the kernel by name and one Undo reverts it', async () => {
+    const doc = await vscode.workspace.openTextDocument(source);
+    const editor = await vscode.window.showTextDocument(doc);
+    await editor.edit((e) => e.insert(new vscode.Position(0, 0), '// my notes\n#include <cstdio>\n\n'));
+    const edited = doc.getText();
+    await vscode.commands.executeCommand('kernelEvolve.acceptCandidate', runId, 'c0001');
+    const after = doc.getText();
+    assert.ok(after.startsWith('// my notes\n#include <cstdio>\n\n'), 'the user\'s lines stay');
+    assert.match(after, /constexpr int TILE = 64;/);
+    assert.match(after, /x\[j\] \+= x\[j\];/);
+    assert.equal(after.replace('// my notes\n#include <cstdio>\n\n', ''), VARIANT);
+    await vscode.window.showTextDocument(doc);
+    await vscode.commands.executeCommand('undo');
+    assert.equal(doc.getText(), edited);
+  });
+
+  test('a renamed kernel is refused and the file is left as it is', async () => {
+    const doc = await vscode.workspace.openTextDocument(source);
+    const editor = await vscode.window.showTextDocument(doc);
+    const full = new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
+    await editor.edit((e) => e.replace(full, BASE.replace('void scale', 'void scale2')));
+    const before = doc.getText();
+    await vscode.commands.executeCommand('kernelEvolve.acceptCandidate', runId, 'c0001');
+    assert.equal(doc.getText(), before);
+  });
+});
