@@ -6,14 +6,13 @@
 // not decide the result.
 //
 // usage: node scripts/bench-tuner.mjs [--budget 40] [--grid 8,16,32,64,128,256] [--repeat 3] [--top 3]
-//                                     [--parallel 2] [--out DIR] [SPEC.py ...]
+//                                     [--parallel 2] [--out DIR] [--knobs knobs.cjs] [SPEC.py ...]
 // Default specs: every examples/cpp/*/spec.py and scripts/bench-tuner-kernels/*/spec.py.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -29,6 +28,7 @@ function parse(argv) {
     else if (a === '--parallel') o.parallel = Number(argv[++i]);
     else if (a === '--top') o.top = Number(argv[++i]);
     else if (a === '--out') o.out = path.resolve(argv[++i]);
+    else if (a === '--knobs') o.knobs = path.resolve(argv[++i]);
     else o.specs.push(path.resolve(a));
   }
   if (!o.specs.length) {
@@ -44,11 +44,16 @@ function parse(argv) {
   return o;
 }
 
-/** The engine's knob detection, bundled from the TypeScript source so the grid uses exactly the tuner's knobs. */
-async function loadKnobs(tmp) {
+/**
+ * The engine's knob detection, bundled from the TypeScript source so the grid uses exactly the tuner's knobs
+ * (or a bundle made beforehand, `--knobs FILE`, on a machine without node_modules).
+ */
+async function loadKnobs(tmp, prebuilt) {
+  const { createRequire } = await import('node:module');
+  if (prebuilt) return createRequire(import.meta.url)(prebuilt);
+  const { build } = await import('esbuild');
   const outfile = path.join(tmp, 'knobs.cjs');
   await build({ entryPoints: [path.join(ROOT, 'src/engine/knobs.ts')], bundle: true, platform: 'node', format: 'cjs', outfile, logLevel: 'warning' });
-  const { createRequire } = await import('node:module');
   return createRequire(import.meta.url)(outfile);
 }
 
@@ -94,7 +99,8 @@ async function benchOne(specPath, opts, knobs, tmp) {
   const source = fs.readFileSync(sourcePath, 'utf8');
   const set = knobs.detectKnobs(source, sourcePath);
   const axes = set.knobs.filter((k) => k.role === 'block' || k.role === 'unroll')
-    .map((k) => ({ name: k.name, values: [...new Set(opts.grid.filter((v) => k.domain.includes(v)))] }));
+    // unroll-like knobs have small domains: the grid takes all of it
+    .map((k) => ({ name: k.name, values: k.role === 'unroll' ? k.domain : [...new Set(opts.grid.filter((v) => k.domain.includes(v)))] }));
   const work = path.join(tmp, name);
   fs.mkdirSync(work, { recursive: true });
 
@@ -154,7 +160,7 @@ async function benchOne(specPath, opts, knobs, tmp) {
 const opts = parse(process.argv.slice(2));
 const tmp = opts.out ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ke-bench-'));
 fs.mkdirSync(tmp, { recursive: true });
-const knobs = await loadKnobs(tmp);
+const knobs = await loadKnobs(tmp, opts.knobs);
 const rows = [];
 for (const spec of opts.specs) {
   const row = await benchOne(spec, opts, knobs, tmp);
