@@ -316,19 +316,14 @@ export class EvolutionRun {
 
   private noteResult(c: Candidate, live: boolean): void {
     const f = fitness(c.verdict);
-    if (f > fitness(this.best?.verdict) || (!this.best && c.verdict)) {
-      this.best = f > 0 || !this.best ? c : this.best;
+    if (!this.best || f > fitness(this.best.verdict)) {
+      this.best = c;
       if (live && f > 0 && c.operator !== 'baseline') this.emit({ type: 'best-improved', id: c.id, speedup: f, at: Date.now() });
     }
-    if (c.operator === 'baseline') {
+    // the plateau counts this session's evaluations since the last significant gain
+    if (!live || c.operator === 'baseline') {
       this.plateauRef = Math.max(this.plateauRef, f);
-      return;
-    }
-    if (!live) {
-      this.plateauRef = Math.max(this.plateauRef, f);
-      return;
-    }
-    if (f > this.plateauRef * (1 + SIGNIFICANT_GAIN)) {
+    } else if (f > this.plateauRef * (1 + SIGNIFICANT_GAIN)) {
       this.plateauRef = f;
       this.sinceImprovement = 0;
     } else {
