@@ -1,5 +1,6 @@
 // `npm run package`: builds the bundles and packs the VSIX (kernelevolve-<version>.vsix, or the path given
-// as the first argument). Dependencies are bundled by esbuild, so node_modules stays out of the VSIX.
+// as the first argument), with docs/marketplace.md as its README (its links point inside the VSIX).
+// Dependencies are bundled by esbuild, so node_modules stays out of the VSIX.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,7 +15,8 @@ export function packageVsix(out) {
     if (!existsSync(f)) throw new Error(`${f} is missing after the build; the VSIX would not work.`);
   }
   const vsce = createRequire(import.meta.url).resolve('@vscode/vsce/vsce');
-  const pack = () => spawnSync(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--no-update-package-json', '-o', target],
+  const pack = () => spawnSync(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--no-update-package-json',
+    '--readme-path', 'docs/marketplace.md', '--no-rewrite-relative-links', '-o', target],
     { stdio: ['ignore', 'inherit', 'inherit'] });
   // A file written while it is zipped (a test run editing the tree) fails the pack; once more then reads it whole.
   const r = pack().status === 0 ? { status: 0 } : pack();
