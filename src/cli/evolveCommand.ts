@@ -78,7 +78,7 @@ async function createLlmOperator(ctx: OperatorFactoryContext): Promise<Operator>
 export async function createOperators(ctx: OperatorFactoryContext): Promise<Operator[]> {
   const ops: Operator[] = [];
   for (const name of ctx.options.operators) {
-    if (name === 'tune') ops.push(new TuneOperator({ fileName: ctx.spec.sourcePath }));
+    if (name === 'tune') ops.push(new TuneOperator({ fileName: ctx.spec.sourcePath, seed: ctx.options.seed }));
     else if (name === 'llm') ops.push(await createLlmOperator(ctx));
     else throw new CliError(`Unknown operator "${name}" in --operators; use a comma-separated list of ${OPERATORS.join(', ')}.`);
   }

@@ -25,6 +25,20 @@ export interface TuneOperatorOptions {
   fileName: string;
   /** Probes proposed in the drafting phase (spread-out settings of the block-like knobs). */
   probes?: number;
+  /** Another seed gives other probes and another order among equally promising moves (same seed, same run). */
+  seed?: number;
+}
+
+/** mulberry32: a small deterministic generator, so a seed reproduces a run. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 export class TuneOperator implements Operator {
@@ -33,11 +47,13 @@ export class TuneOperator implements Operator {
   readonly concurrency = 1;
   private readonly lang: SourceLanguage;
   private readonly probes: number;
+  private readonly seed?: number;
   private readonly knobCache = new Map<string, KnobSet>();
 
   constructor(opts: TuneOperatorOptions) {
     this.lang = languageOf(opts.fileName);
     this.probes = opts.probes ?? 3;
+    this.seed = opts.seed;
   }
 
   knobsOf(source: string): KnobSet {
@@ -94,7 +110,11 @@ export class TuneOperator implements Operator {
     let targets = set.knobs.filter((k) => k.role === 'block');
     if (!targets.length) targets = set.knobs.filter((k) => k.role === 'generic' && k.domain.length > 4);
     if (!targets.length) return [];
-    const quantiles = [0.5, 0.3, 0.7, 0.15, 0.85].slice(0, this.probes);
+    let quantiles = [0.5, 0.3, 0.7, 0.15, 0.85].slice(0, this.probes);
+    if (this.seed !== undefined) {
+      const rnd = seededRandom(this.seed);
+      quantiles = quantiles.map((q) => Math.min(1, Math.max(0, q + (rnd() - 0.5) * 0.2)));
+    }
     return quantiles.map((q) => {
       const move: Move = {};
       for (const k of targets) {
@@ -123,7 +143,7 @@ export class TuneOperator implements Operator {
           const g = stats.gain.get(`${name}${dir > 0 ? '+' : '-'}`);
           // unexplored directions rank as neutral (0): ahead of ones that made things worse
           const score = g ? g.sum / g.n : 0;
-          singles.push({ move: { [name]: dir * step }, score, order: i * 2 + (dir > 0 ? 0 : 1) });
+          singles.push({ move: { [name]: dir * step }, score, order: this.tieBreak(i * 2 + (dir > 0 ? 0 : 1)) });
         }
       }
       singles.sort((a, b) => b.score - a.score || a.order - b.order);
@@ -147,6 +167,11 @@ export class TuneOperator implements Operator {
       moves.push(...pairs.map((p) => p.move));
     }
     return moves;
+  }
+
+  /** Order among equally promising moves: knob priority, or a seeded permutation of it. */
+  private tieBreak(order: number): number {
+    return this.seed === undefined ? order : seededRandom(this.seed * 7919 + order)();
   }
 
   /** Knob values of a candidate: recorded by the tuner, or read from its source. */

@@ -85,3 +85,18 @@ describe('TuneOperator searching block sizes', () => {
     expect(batch).toEqual({ proposals: [], exhausted: true });
   });
 });
+
+describe('TuneOperator seed', () => {
+  it('reproduces a run with the same seed and explores differently with another', async () => {
+    const spec2: KernelSpec = { specPath: '/x/spec.py', backend: 'cpp', sourcePath: '/x/matmul.cpp', kernel: 'matmul' };
+    const runWith = async (seed: number) => {
+      const run = new EvolutionRun({ runId: 's', runDir: '/tmp/none', spec: spec2, baselineSource: MATMUL, operators: [new TuneOperator({ fileName: 'matmul.cpp', seed })],
+        evaluator: new LandscapeEvaluator(matmulLandscape, MATMUL), limits: { budget: 12 } });
+      await run.run();
+      return run.candidates.map((c) => JSON.stringify(c.knobs ?? {}));
+    };
+    const a = await runWith(1);
+    expect(await runWith(1)).toEqual(a);
+    expect(await runWith(2)).not.toEqual(a);
+  });
+});
