@@ -122,10 +122,14 @@ describe('ssh host', () => {
   it('maps devices to CUDA_VISIBLE_DEVICES and passes a per-device lock', async () => {
     const remote = sshHost({ devices: [3, 5], slots: 2 });
     try {
-      const spec = path.join(fixtures, 'spec.py');
+      const spec = path.join(fixtures, 'devices_spec.py');
       const [a, b] = await Promise.all([0, 1].map(async (i) => remote.evaluate(await job(spec, path.join(fixtures, 'scale.cpp'), `dev-${i}`))));
       expect([a.placement?.device, b.placement?.device].sort()).toEqual(['3', '5']);
       expect(a.status).toBe('ok');
+      // What the spec saw on the host: each evaluation ran with its own CUDA_VISIBLE_DEVICES.
+      const logs = fs.readdirSync(path.join(workdir, 'specs')).map((d) => path.join(workdir, 'specs', d, 'devices.log')).filter((f) => fs.existsSync(f));
+      expect(logs).toHaveLength(1);
+      expect([...new Set(fs.readFileSync(logs[0], 'utf8').trim().split('\n'))].sort()).toEqual(['3', '5']);
       expect((a.timing as { lock?: boolean } | undefined)?.lock).toBe(true);
       expect(fs.readdirSync(path.join(workdir, 'locks')).sort()).toEqual(expect.arrayContaining(['device-3.lock', 'device-5.lock']));
     } finally {
