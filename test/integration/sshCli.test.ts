@@ -202,7 +202,7 @@ describe('kernelevolve evolve over SSH', () => {
     const r = await runCli(cli, ['evolve', '--spec', path.join(fixtures, 'spec.py'), '--operators', 'tune', '--budget', '3',
       '--config', config, '--host', 'loop', '--out', path.join(work, 'run-wrong')], env(), 120_000);
     expect(Date.now() - started).toBeLessThan(60_000);
-    expect(r.code).not.toBe(0);
+    expect(r.code).toBe(3);
     expect(r.stderr).toContain('HOST KEY MISMATCH');
     expect(r.stderr).toContain(sshd.hostKeyFingerprint);
   });
