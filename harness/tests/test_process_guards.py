@@ -104,7 +104,8 @@ def test_a_flood_of_printing_is_cut_off_and_changes_nothing(harness: Harness) ->
 def test_a_runaway_allocation_is_a_runtime_error(harness: Harness) -> None:
     body = "  float* volatile big = new float[1L << 40];\n  big[5] = 1.0f;\n  C[0] = big[5];\n" + NAIVE
     v = harness.mm(body, "#include <new>\n")
-    assert v["status"] == "runtime_error", v
+    # Newer libstdc++ makes this library import abort (for bad_alloc), which the symbol check refuses first.
+    assert v["status"] in ("runtime_error", "static_rejected"), v
 
 
 def test_a_hang_while_the_library_loads_is_a_timeout_in_the_load_stage(harness: Harness) -> None:
