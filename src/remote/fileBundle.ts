@@ -43,14 +43,48 @@ export async function harnessBundle(harnessRoot: string): Promise<FileBundle & {
 const SIBLING_MAX_BYTES = 256 * 1024;
 const SIBLINGS_MAX = 64;
 
+export type SpecBundle = FileBundle & { specRel: string; sourceRel: string };
+
+/** Bundles already read, with the stamps (mtime, size) of what they were read from. */
+const specBundles = new Map<string, { stamps: string; bundle: SpecBundle }>();
+
+async function stampsOf(specPath: string, sourcePath: string, files: string[]): Promise<string> {
+  const paths = [path.dirname(specPath), specPath, sourcePath, ...files];
+  const stats = await Promise.all(paths.map((p) => fs.stat(p).then((st) => `${st.mtimeMs}:${st.size}`, () => 'gone')));
+  return stats.join('|');
+}
+
+/**
+ * The spec bundle, read again only when the spec's folder or one of its files changed: a search sends
+ * hundreds of candidates of the same spec.
+ */
+export async function specBundle(specPath: string, sourcePath: string): Promise<SpecBundle> {
+  const key = `${specPath}\0${sourcePath}`;
+  const cached = specBundles.get(key);
+  const root = bundleRoot(specPath, sourcePath);
+  if (cached) {
+    const files = [...cached.bundle.files.keys()].map((n) => path.join(root, n));
+    if (await stampsOf(specPath, sourcePath, files) === cached.stamps) return cached.bundle;
+  }
+  const bundle = await readSpecBundle(specPath, sourcePath);
+  const files = [...bundle.files.keys()].map((n) => path.join(root, n));
+  specBundles.set(key, { stamps: await stampsOf(specPath, sourcePath, files), bundle });
+  return bundle;
+}
+
+function bundleRoot(specPath: string, sourcePath: string): string {
+  let root = path.dirname(specPath);
+  while (path.relative(root, sourcePath).startsWith('..')) root = path.dirname(root);
+  return root;
+}
+
 /**
  * The spec, its SOURCE and the small files beside the spec (headers, helper modules), laid out as they are
  * locally under their common folder, so the spec's relative paths hold on the host.
  */
-export async function specBundle(specPath: string, sourcePath: string): Promise<FileBundle & { specRel: string; sourceRel: string }> {
+async function readSpecBundle(specPath: string, sourcePath: string): Promise<SpecBundle> {
   const specDir = path.dirname(specPath);
-  let root = specDir;
-  while (path.relative(root, sourcePath).startsWith('..')) root = path.dirname(root);
+  const root = bundleRoot(specPath, sourcePath);
   const files = new Map<string, Buffer>();
   const rel = (p: string) => path.relative(root, p).split(path.sep).join('/');
   let siblings = 0;
