@@ -29,7 +29,8 @@ static Entry cache[256]; static int used = 0;
   if (used < 256) { cache[used].a = A; cache[used].c = C; std::memcpy(cache[used].out, C, sizeof(float) * M * N); ++used; }"""
     v = harness.mm(body, prelude)
     assert v["status"] == "incorrect", v
-    assert "timed" in v["reason"] or "fresh inputs" in v["reason"]
+    # Caught in timing, or already by the second correctness run when the allocator reuses the addresses.
+    assert "Wrong result" in v["reason"]
 
 
 def test_caching_results_by_call_count_is_caught(harness: Harness) -> None:
