@@ -56,3 +56,10 @@ def test_cuda_axpby_skipping_the_tail_is_incorrect(harness: Harness) -> None:
     assert v["status"] == "incorrect", v
 
 
+
+
+def test_triton_candidate_that_skips_work_once_timed_is_incorrect(harness: Harness) -> None:
+    pytest.importorskip("triton")
+    v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "skips_after_warmup.py", timeout=600)
+    assert v["status"] == "incorrect", v
+    assert "timed" in v["reason"] or "fresh inputs" in v["reason"]
