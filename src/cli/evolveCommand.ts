@@ -11,7 +11,7 @@ import { createPolicy, POLICIES } from '../engine/selection';
 import { loadSpec, type KernelSpec } from '../engine/spec';
 import type { TerminationLimits } from '../engine/termination';
 import { TuneOperator } from '../engine/tuneOperator';
-import { fitness } from '../engine/verdict';
+import { scoreOf } from '../engine/runReference';
 import { createHosts, loadConfig, type KernelEvolveConfig } from '../remote/hostConfig';
 import { HostPool } from '../remote/hostPool';
 import '../remote/hosts';
@@ -239,7 +239,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
   const candidates = run.candidates;
   const baseline = candidates[0] as Candidate | undefined;
   const best = summary.best ? candidates.find((c) => c.id === summary.best!.id) : undefined;
-  const improved = !!best && !!baseline && best.id !== baseline.id && fitness(best.verdict) > 0;
+  const improved = !!best && !!baseline && best.id !== baseline.id && scoreOf(best) > 0;
   const diff = improved ? bestDiff(baseline!, best!, spec.sourcePath) : '';
   if (diff) fs.writeFileSync(`${store.runDir}/best.diff`, diff);
   const report = [
@@ -247,7 +247,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     `run ${summary.runId} ended: ${reasonText(finishedReason)}${runError ? ` (${runError.message})` : ''}`,
     leaderboard(candidates),
     improved
-      ? `\nbest: ${best!.id} by ${best!.operator}, ${fitness(best!.verdict).toFixed(2)}x over the baseline (geometric mean over shapes)\n\n${diff}`
+      ? `\nbest: ${best!.id} by ${best!.operator}, ${scoreOf(best!).toFixed(2)}x over the baseline (geometric mean over shapes, against the median of the run's baseline timings; the harness measured ${best!.verdict!.speedup?.toFixed(2)}x in its own evaluation)\n\n${diff}`
       : '\nno correct candidate beat the baseline.',
     `run folder: ${summary.runDir}${finishedReason === 'stopped' || finishedReason === 'time' || finishedReason === 'error' ? ` (continue with: kernelevolve evolve --resume ${summary.runDir})` : ''}`,
   ].join('\n');

@@ -1,6 +1,6 @@
 // The live progress of `kernelevolve evolve` on stderr: one rewritten line on a terminal, plain lines otherwise.
 import type { EngineEvent } from '../engine/events';
-import { fitness } from '../engine/verdict';
+import { scoreOf } from '../engine/runReference';
 
 export function formatDuration(s: number | undefined): string {
   if (s === undefined || !Number.isFinite(s)) return '?';
@@ -65,7 +65,10 @@ export class EvolveProgress {
       case 'candidate-evaluated': {
         const c = e.candidate;
         const v = c.verdict!;
-        const what = v.status === 'ok' ? `ok ${fitness(v).toFixed(2)}x` : v.status;
+        const s = scoreOf(c);
+        // the harness's own ratio is shown too when a baseline timing of this evaluation was far off
+        const own = v.speedup !== undefined && Math.abs(Math.log(v.speedup / s)) > 0.1 ? ` (this evaluation: ${v.speedup.toFixed(2)}x)` : '';
+        const what = v.status === 'ok' ? `ok ${s.toFixed(2)}x${own}` : v.status;
         const why = c.rationale ? `  ${c.rationale.split('\n')[0].slice(0, 80)}` : '';
         const line = c.operator === 'baseline' ? `${c.id} baseline ${what}: ${v.reason}` : `${c.id} ${c.operator}${c.mode && c.mode !== c.operator ? `/${c.mode}` : ''} ${what}${why}`;
         // off a terminal the line waits for the progress event that follows, so it can carry the totals

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { Candidate } from '../engine/candidate';
 import type { TerminationReason } from '../engine/events';
 import { unifiedDiff } from '../engine/unifiedDiff';
-import { fitness } from '../engine/verdict';
+import { scoreOf } from '../engine/runReference';
 
 const REASONS: Record<TerminationReason, string> = {
   budget: 'the budget is spent',
@@ -21,7 +21,7 @@ export function reasonText(reason: TerminationReason): string {
 
 export function leaderboard(candidates: readonly Candidate[], top = 10): string {
   const judged = candidates.filter((c) => c.verdict);
-  const ok = judged.filter((c) => fitness(c.verdict) > 0).sort((a, b) => fitness(b.verdict) - fitness(a.verdict));
+  const ok = judged.filter((c) => scoreOf(c) > 0).sort((a, b) => scoreOf(b) - scoreOf(a));
   const counts = new Map<string, number>();
   for (const c of judged) counts.set(c.verdict!.status, (counts.get(c.verdict!.status) ?? 0) + 1);
   const lines = [`${judged.length} candidates judged: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')}`];
@@ -29,7 +29,7 @@ export function leaderboard(candidates: readonly Candidate[], top = 10): string 
   for (const [i, c] of ok.slice(0, top).entries()) {
     const op = `${c.operator}${c.mode && c.mode !== c.operator ? `/${c.mode}` : ''}`;
     const change = c.operator === 'baseline' ? '(baseline)' : (c.rationale ?? '').split('\n')[0].slice(0, 70);
-    lines.push(`${String(i + 1).padStart(5)}  ${c.id}  ${op.padEnd(12)} ${fitness(c.verdict).toFixed(2).padStart(7)}x  ${change}`);
+    lines.push(`${String(i + 1).padStart(5)}  ${c.id}  ${op.padEnd(12)} ${scoreOf(c).toFixed(2).padStart(7)}x  ${change}`);
   }
   return lines.join('\n');
 }

@@ -18,6 +18,9 @@ export interface Candidate {
   hash: string;
   state: CandidateState;
   verdict?: Verdict;
+  /** The engine's speedup estimate: against the median of every baseline timing of the run (runReference.ts);
+   *  what ranks candidates. The harness's own figure stays in verdict.speedup. */
+  score?: number;
   placement?: Placement;
   /** Why the operator proposed it (the LLM's rationale, or the knob values the tuner changed). */
   rationale?: string;

@@ -13,6 +13,7 @@ import { GreedyPolicy, type SelectionPolicy, type SelectionView } from './select
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
 import type { KernelSpec } from './spec';
 import { estimateRemainingS, SIGNIFICANT_GAIN, terminationReason, type TerminationLimits } from './termination';
+import { RunReference, scoreOf } from './runReference';
 import { fitness } from './verdict';
 
 /** What judges candidates: a HostPool, or anything with the same shape. */
@@ -83,6 +84,7 @@ export class EvolutionRun {
   private evaluatedThisSession = 0;
   private turn = 0;
   private best?: Candidate;
+  private readonly reference = new RunReference();
   private plateauRef = 0;
   private sinceImprovement = 0;
   private stopping = false;
@@ -126,7 +128,10 @@ export class EvolutionRun {
     this.byHash.set(c.hash, c.id);
     this.seen.add(c.hash);
     this.nextId = Math.max(this.nextId, Number(c.id.slice(1)) + 1);
-    if (c.verdict) this.noteResult(c, false);
+    if (c.verdict) {
+      this.rescore(c);
+      this.noteResult(c, false);
+    }
   }
 
   private get baseline(): Candidate | undefined {
@@ -166,7 +171,7 @@ export class EvolutionRun {
       runDir: this.opts.runDir,
       candidates: this.candidates.length,
       baseline: this.baseline?.verdict,
-      best: b?.verdict ? { id: b.id, speedup: fitness(b.verdict), operator: b.operator, status: b.verdict.status } : undefined,
+      best: b?.verdict ? { id: b.id, speedup: scoreOf(b), operator: b.operator, status: b.verdict.status } : undefined,
     };
   }
 
@@ -227,7 +232,7 @@ export class EvolutionRun {
       used: this.used,
       elapsedS: (Date.now() - this.startedAt) / 1000,
       evaluationsSinceImprovement: this.sinceImprovement,
-      bestSpeedup: fitness(this.best?.verdict),
+      bestSpeedup: this.best ? scoreOf(this.best) : 0,
       stopped: this.stopping,
     });
   }
@@ -299,6 +304,7 @@ export class EvolutionRun {
       c.state = 'done';
       c.timings.finishedAt = Date.now();
       this.evaluatedThisSession++;
+      this.rescore(c);
       this.emit({ type: 'candidate-evaluated', candidate: c, at: Date.now() });
       this.noteResult(c, true);
       this.emitProgress();
@@ -314,9 +320,15 @@ export class EvolutionRun {
     }
   }
 
+  /** A new verdict moves the reference: every score follows (the ranking of the others does not change). */
+  private rescore(c: Candidate): void {
+    this.reference.add(c.verdict);
+    for (const x of this.candidates) if (x.verdict) x.score = this.reference.speedup(x.verdict);
+  }
+
   private noteResult(c: Candidate, live: boolean): void {
-    const f = fitness(c.verdict);
-    if (!this.best || f > fitness(this.best.verdict)) {
+    const f = scoreOf(c);
+    if (!this.best || f > scoreOf(this.best)) {
       this.best = c;
       if (live && f > 0 && c.operator !== 'baseline') this.emit({ type: 'best-improved', id: c.id, speedup: f, at: Date.now() });
     }
@@ -336,14 +348,14 @@ export class EvolutionRun {
       used: this.used,
       elapsedS: (Date.now() - this.startedAt) / 1000,
       evaluationsSinceImprovement: this.sinceImprovement,
-      bestSpeedup: fitness(this.best?.verdict),
+      bestSpeedup: this.best ? scoreOf(this.best) : 0,
       stopped: this.stopping,
     };
     this.emit({
       type: 'progress',
       evaluated: this.candidates.filter((c) => c.verdict).length,
       budget: this.opts.limits.budget,
-      best: fitness(this.best?.verdict),
+      best: this.best ? scoreOf(this.best) : 0,
       etaS: estimateRemainingS(this.opts.limits, s, this.evaluatedThisSession),
       at: Date.now(),
       used: this.used,

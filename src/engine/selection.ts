@@ -2,7 +2,7 @@
 // asks the policy for a parent for every refinement; a policy never returns a candidate the operator has
 // already exhausted.
 import type { Candidate } from './candidate';
-import { fitness } from './verdict';
+import { scoreOf } from './runReference';
 
 export interface SelectionView {
   /** Every candidate so far, baseline first. */
@@ -28,7 +28,7 @@ function eligible(view: SelectionView, req: SelectionRequest, includeFailed = fa
   return view.candidates.filter((c) =>
     c.state === 'done'
     && !view.isExhausted(req.operator, c.id)
-    && (fitness(c.verdict) > 0 || (includeFailed && !!req.repairs && c.operator !== 'baseline' && c.verdict?.status !== 'static_rejected')));
+    && (scoreOf(c) > 0 || (includeFailed && !!req.repairs && c.operator !== 'baseline' && c.verdict?.status !== 'static_rejected')));
 }
 
 /** Always expand the best correct candidate not yet exhausted (ties: the earlier one). */
@@ -36,7 +36,7 @@ export class GreedyPolicy implements SelectionPolicy {
   readonly name = 'greedy';
   select(view: SelectionView, req: SelectionRequest): Candidate | undefined {
     let best: Candidate | undefined;
-    for (const c of eligible(view, req)) if (!best || fitness(c.verdict) > fitness(best.verdict)) best = c;
+    for (const c of eligible(view, req)) if (!best || scoreOf(c) > scoreOf(best)) best = c;
     return best;
   }
 }
@@ -52,13 +52,13 @@ export class UcbPolicy implements SelectionPolicy {
   select(view: SelectionView, req: SelectionRequest): Candidate | undefined {
     const pool = eligible(view, req, true);
     if (!pool.length) return undefined;
-    const bestF = Math.max(...view.candidates.map((c) => fitness(c.verdict)), 1e-9);
+    const bestF = Math.max(...view.candidates.map((c) => scoreOf(c)), 1e-9);
     const total = pool.reduce((n, c) => n + view.expansions(c.id), 0);
     let choice: Candidate | undefined;
     let score = -Infinity;
     for (const c of pool) {
-      const failedPenalty = fitness(c.verdict) > 0 ? 0 : 0.25;
-      const s = fitness(c.verdict) / bestF - failedPenalty
+      const failedPenalty = scoreOf(c) > 0 ? 0 : 0.25;
+      const s = scoreOf(c) / bestF - failedPenalty
         + this.exploration * Math.sqrt(Math.log(total + 2) / (1 + view.expansions(c.id)));
       if (s > score) {
         score = s;
@@ -101,7 +101,7 @@ export class IslandPolicy implements SelectionPolicy {
     for (let tries = 0; tries < this.islands; tries++) {
       const want = this.turn++ % this.islands;
       let best: Candidate | undefined;
-      for (const c of pool) if (island(c) === want && (!best || fitness(c.verdict) > fitness(best.verdict))) best = c;
+      for (const c of pool) if (island(c) === want && (!best || scoreOf(c) > scoreOf(best))) best = c;
       if (best) return best;
     }
     return new GreedyPolicy().select(view, req);

@@ -8,7 +8,7 @@ import type { Candidate } from './candidate';
 import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, type KnobSet, type KnobValues } from './knobs';
 import type { Operator, Proposal, ProposalBatch, ProposalContext } from './operator';
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
-import { fitness } from './verdict';
+import { scoreOf } from './runReference';
 
 /** A move in index space: how many domain steps each named knob goes up (+) or down (-). */
 type Move = Record<string, number>;
@@ -130,7 +130,7 @@ export class TuneOperator implements Operator {
     const names = set.knobs.map((k) => k.name).filter((n) => !stats.broken.has(n));
     // 1. the move that made this parent better than its own parent, once more
     const grandparent = parent.operator === this.name && parent.mode !== 'draft' ? all.find((c) => c.id === parent.parents[0]) : undefined;
-    if (grandparent && fitness(parent.verdict) > fitness(grandparent.verdict)) {
+    if (grandparent && scoreOf(parent) > scoreOf(grandparent)) {
       const delta = this.moveBetween(grandparent, parent, set);
       if (delta && Object.keys(delta).length) moves.push(delta);
     }
@@ -151,8 +151,8 @@ export class TuneOperator implements Operator {
     }
     // 3. pairs of halvings/doublings (knobs that only pay off together), around the run's best only: they are
     //    many, and a lesser parent rarely hides the optimum
-    const bestF = Math.max(...all.map((c) => fitness(c.verdict)));
-    if (fitness(parent.verdict) >= bestF) {
+    const bestF = Math.max(...all.map((c) => scoreOf(c)));
+    if (scoreOf(parent) >= bestF) {
       const pairs: Array<{ move: Move; score: number }> = [];
       for (let i = 0; i < names.length; i++) {
         for (let j = i + 1; j < names.length; j++) {
@@ -205,22 +205,22 @@ export class TuneOperator implements Operator {
     for (const c of all) {
       if (c.operator !== this.name || c.state !== 'done' || c.mode === 'draft') continue;
       const parent = byId.get(c.parents[0]);
-      if (!parent || fitness(parent.verdict) <= 0) continue;
+      if (!parent || scoreOf(parent) <= 0) continue;
       const a = this.valuesOf(parent);
       const b = this.valuesOf(c);
       const changed = Object.keys(b).filter((k) => a[k] !== undefined && a[k] !== b[k]);
       for (const k of changed) {
         const t = tried.get(k) ?? { ok: 0, failed: 0 };
-        if (fitness(c.verdict) > 0) t.ok++;
+        if (scoreOf(c) > 0) t.ok++;
         else t.failed++;
         tried.set(k, t);
       }
       if (changed.length !== 1) continue;
       const k = changed[0];
       const key = `${k}${b[k] > a[k] ? '+' : '-'}`;
-      const f = fitness(c.verdict);
+      const f = scoreOf(c);
       const g = gain.get(key) ?? { sum: 0, n: 0 };
-      g.sum += f > 0 ? Math.log(f / fitness(parent.verdict)) : -5;
+      g.sum += f > 0 ? Math.log(f / scoreOf(parent)) : -5;
       g.n++;
       gain.set(key, g);
     }
