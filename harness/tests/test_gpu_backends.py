@@ -63,3 +63,15 @@ def test_triton_candidate_that_skips_work_once_timed_is_incorrect(harness: Harne
     v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "skips_after_warmup.py", timeout=600)
     assert v["status"] == "incorrect", v
     assert "timed" in v["reason"] or "fresh inputs" in v["reason"]
+
+
+def test_microsecond_kernels_are_timed_as_cuda_graphs_and_still_checked(harness: Harness) -> None:
+    pytest.importorskip("triton")
+    from conftest import SPECS
+    spec = SPECS / "tiny_softmax" / "spec.py"
+    v, _ = harness.evaluate(spec, SOFTMAX / "candidates" / "more_warps.py", timeout=600)
+    assert v["status"] == "ok", v
+    assert v["timing"]["method"] == "cuda-graph", v
+    assert all(s["batch"] > 1 for s in v["shapes"])
+    cheat, _ = harness.evaluate(spec, SOFTMAX / "candidates" / "skips_after_warmup.py", timeout=600)
+    assert cheat["status"] == "incorrect", cheat
