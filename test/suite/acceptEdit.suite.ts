@@ -76,6 +76,14 @@ suite('Accepting a variant', () => {
     assert.equal(doc.getText(), edited);
   });
 
+  test('a candidate\'s profile report opens as markdown in a tab', async () => {
+    await vscode.commands.executeCommand('kernelEvolve.showProfileReport', runId, 'c0001');
+    const doc = vscode.window.activeTextEditor?.document;
+    assert.equal(doc?.uri.scheme, 'kernelevolve-report');
+    assert.match(doc!.getText(), /^# scale — c0001\n\nCandidate \*\*c0001\*\* by `tune` from c0000\./);
+    assert.match(doc!.getText(), /\*\*ok\*\* — 2\.500x over the baseline/);
+  });
+
   test('a renamed kernel is refused and the file is left as it is', async () => {
     const doc = await vscode.workspace.openTextDocument(source);
     const editor = await vscode.window.showTextDocument(doc);

@@ -51,4 +51,34 @@ describe('engineRunner', () => {
       [...state!.view.candidates].sort((a, b) => a.id.localeCompare(b.id)).map((r) => [r.id, r.status]));
     if (summary.best?.status === 'ok' && summary.best.speedup > 1) expect(stored.header.best?.id).toBe(summary.best.id);
   }, 240_000);
+
+  it('resumes a stopped run from the store without judging any candidate twice', async () => {
+    const dir = path.join(ws, 'resume');
+    cpSync(path.resolve('examples/cpp/matmul_blocked'), dir, { recursive: true, filter: (src) => !src.includes('candidates') });
+    const storeRoot = path.join(dir, '.kernelevolve', 'runs');
+    const settings = { config: DEFAULT_CONFIG, operators: ['tune'], budget: 5 };
+    const stop = new AbortController();
+    const first: EngineEvent[] = [];
+    await runEvolution({
+      specPath: path.join(dir, 'spec.py'), settings, storeRoot, signal: stop.signal,
+      onEvent: (ev) => {
+        first.push(ev);
+        // Stop once the baseline and one candidate are judged.
+        if (ev.type === 'candidate-evaluated' && first.filter((e) => e.type === 'candidate-evaluated').length === 2) stop.abort();
+      },
+    });
+    expect(first.at(-1)).toMatchObject({ type: 'run-finished', reason: 'stopped' });
+    const [stopped] = await listStoredRuns(storeRoot);
+    expect(stopped.header.status).toBe('stopped');
+    const judgedBefore = stopped.candidates.filter((c) => c.verdict).map((c) => c.id);
+
+    const second: EngineEvent[] = [];
+    await runEvolution({ specPath: path.join(dir, 'spec.py'), settings, storeRoot, resumeDir: stopped.header.runDir, signal: new AbortController().signal, onEvent: (ev) => second.push(ev) });
+    expect(second[0]).toMatchObject({ type: 'run-started', runId: stopped.header.runId, resumed: true });
+    const rejudged = second.filter((e) => e.type === 'candidate-evaluated').map((e) => (e as { candidate: { id: string } }).candidate.id);
+    expect(rejudged.filter((id) => judgedBefore.includes(id))).toEqual([]);
+    const [resumed] = await listStoredRuns(storeRoot);
+    expect(resumed.header.status).toBe('finished');
+    expect(resumed.candidates.filter((c) => c.verdict).length).toBeGreaterThan(judgedBefore.length);
+  }, 240_000);
 });

@@ -28,9 +28,11 @@ export class RunsPanel {
 
   /** Shows the panel from its activity-bar icon unless it is already on screen. */
   async open(): Promise<void> {
-    if (await this.frame(5_000).then(() => true, () => false)) return;
-    await this.page.locator('.activitybar .action-item a[aria-label^="KernelEvolve"]').first().click();
-    await this.frame();
+    const sidebarTitle = this.page.locator('.part.sidebar:visible .title-label');
+    const showing = (await sidebarTitle.count()) > 0 && /KernelEvolve/i.test(await sidebarTitle.first().innerText());
+    // The icon toggles the side bar: click it only when the panel is not already the one showing.
+    if (!showing) await this.page.locator('.activitybar .action-item a[aria-label^="KernelEvolve"]').first().click();
+    await this.frame(120_000);
   }
 
   async rows(): Promise<CandidateRowView[]> {
