@@ -11,10 +11,10 @@ const ALIASES: Record<Exclude<keyof ProfileFacts, 'other' | 'bottleneck'>, strin
   registers: ['n_regs', 'registers', 'registers_per_thread', 'launch__registers_per_thread', 'regs'],
   spills: ['n_spills', 'spills', 'spill_stores', 'spill_bytes'],
   sharedMemoryBytes: ['shared', 'shared_bytes', 'smem', 'smem_bytes', 'shared_memory', 'launch__shared_mem_per_block_static'],
-  occupancyPct: ['achieved_occupancy', 'occupancy', 'occupancy_pct', 'sm__warps_active.avg.pct_of_peak_sustained_active'],
+  occupancyPct: ['achieved_occupancy_pct', 'achieved_occupancy', 'occupancy', 'occupancy_pct', 'sm__warps_active.avg.pct_of_peak_sustained_active'],
   intensity: ['arithmetic_intensity', 'intensity', 'flops_per_byte'],
   achievedGflops: ['achieved_gflops', 'gflops'],
-  achievedGBps: ['achieved_gbps', 'gbps', 'bandwidth_gbps'],
+  achievedGBps: ['gbytes_per_s', 'achieved_gbps', 'gbps', 'bandwidth_gbps'],
 };
 
 function num(v: unknown): number | undefined {

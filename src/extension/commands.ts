@@ -106,7 +106,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 
   const resume = (runId?: string) => withErrors('Resume', async () => {
     requireTrust();
-    const candidates = runs.headers().filter((r) => !runs.isActive(r.runId) && r.status !== 'running' || r.status === 'interrupted');
+    const candidates = runs.headers().filter((r) => !runs.isActive(r.runId));
     const id = runId ?? (await vscode.window.showQuickPick(candidates.map((r) => ({ label: `${r.kernel} · ${r.runId}`, description: `${r.status}${r.reason ? ' (' + r.reason + ')' : ''} · ${r.evaluated} evaluated`, runId: r.runId })),
       { title: 'KernelEvolve: Resume Run', placeHolder: candidates.length ? 'Pick a run to continue' : 'No stopped run in this workspace' }))?.runId;
     if (!id) return undefined;

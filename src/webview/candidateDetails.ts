@@ -62,7 +62,7 @@ export function renderDetails(target: HTMLElement, d: CandidateDetails | { error
       h('strong', {}, d.id), ' ',
       h('vscode-badge', { class: `status-${d.status ?? 'pending'}` }, d.status ?? 'pending'), ' ',
       d.status === 'ok' ? h('span', { class: 'speedup', 'data-testid': 'detail-speedup' }, formatSpeedup(d.speedup)) : '',
-      h('div', { class: 'meta' }, `${d.operator}${d.mode ? '/' + d.mode : ''}${d.host ? ' on ' + d.host : ''}${d.parents.length ? ' · from ' + d.parents.join(', ') : ''}`),
+      h('div', { class: 'meta' }, `${d.operator}${d.mode && d.mode !== d.operator ? '/' + d.mode : ''}${d.host ? ' on ' + d.host : ''}${d.parents.length ? ' · from ' + d.parents.join(', ') : ''}`),
       buttons),
     section('Verdict', 'verdict', d.reason ? h('p', {}, d.reason) : undefined,
       d.shapes?.length ? h('table', { class: 'shapes' },

@@ -23,7 +23,7 @@ export class LineageTree {
         const label = h('span', {
           class: `node status-${r.status ?? r.state}${r.id === selected ? ' selected' : ''}`, 'data-id': r.id, role: 'treeitem',
           onclick: () => this.onSelect(r.id),
-        }, `${r.id} ${r.operator}${r.mode ? '/' + r.mode : ''} ${r.status === 'ok' ? formatSpeedup(r.speedup) : r.status ?? r.state}`);
+        }, `${r.id} ${r.operator}${r.mode && r.mode !== r.operator ? '/' + r.mode : ''} ${r.status === 'ok' ? formatSpeedup(r.speedup) : r.status ?? r.state}`);
         ul.append(h('li', {}, label, n.children.length && depth < 40 ? list(n.children, depth + 1) : undefined));
       }
       if (ranked.length > shown.length) ul.append(h('li', { class: 'more' }, `… ${ranked.length - shown.length} more`));

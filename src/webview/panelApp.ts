@@ -57,7 +57,7 @@ export class PanelApp {
         this.runPicker, this.empty, this.header,
         h('vscode-collapsible', { title: 'Best speedup over time', open: true, class: 'chart-section' }, this.chart.element),
         h('vscode-collapsible', { title: 'Candidates', open: true, class: 'table-section' }, this.table.element),
-        h('vscode-collapsible', { title: 'Lineage', class: 'lineage-section' }, this.tree.element),
+        h('vscode-collapsible', { title: 'Lineage', open: true, class: 'lineage-section' }, this.tree.element),
         this.details));
   }
 
