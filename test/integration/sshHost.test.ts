@@ -104,6 +104,9 @@ describe('ssh host', () => {
     expect((sshd.log().match(/Accepted publickey/g) ?? []).length - before).toBe(1);
     const entries = fs.readdirSync(workdir);
     expect(entries.filter((e) => e.startsWith('harness-'))).toHaveLength(1);
+    // The agent removes a job's folder just after sending its verdict.
+    const end = Date.now() + 5000;
+    while (fs.readdirSync(path.join(workdir, 'jobs')).length && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
     expect(fs.readdirSync(path.join(workdir, 'jobs'))).toEqual([]);
   });
 
