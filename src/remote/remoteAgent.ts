@@ -59,7 +59,7 @@ def run_job(msg):
         shutil.rmtree(job_dir, ignore_errors=True)
         return
     with jobs_lock:
-        jobs[job_id] = proc
+        jobs[job_id] = (proc, job_dir)
         if job_id in cancelled:
             kill_group(proc.pid)
     send({"id": job_id, "event": "started", "pgid": proc.pid})
@@ -97,15 +97,21 @@ def main():
             threading.Thread(target=run_job, args=(msg,), daemon=True).start()
         elif msg.get("op") == "kill":
             with jobs_lock:
-                proc = jobs.get(msg.get("id"))
-                if proc is None:
+                entry = jobs.get(msg.get("id"))
+                if entry is None:
                     cancelled.add(msg.get("id"))
                 else:
-                    kill_group(proc.pid)
-    # stdin closed: the client is gone; take every job with us.
+                    kill_group(entry[0].pid)
+    # stdin closed: the client is gone; take every job with us, and its folder.
     with jobs_lock:
-        for proc in jobs.values():
+        for proc, job_dir in jobs.values():
             kill_group(proc.pid)
+        for proc, job_dir in jobs.values():
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            shutil.rmtree(job_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

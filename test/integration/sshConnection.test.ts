@@ -292,8 +292,9 @@ describe('host agent', () => {
       expect(pgrep('^sleep 303').length).toBe(2);
       agent.close();
       await orphaned.catch(() => undefined);
-      await until(() => pgrep('^sleep 303').length === 0);
+      await until(() => pgrep('^sleep 303').length === 0 && !fs.existsSync(`${work}/jobs/c`));
       expect(pgrep('^sleep 303')).toEqual([]);
+      expect(fs.existsSync(`${work}/jobs/c`)).toBe(false);
     } finally {
       await conn.close();
     }

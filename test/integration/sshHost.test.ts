@@ -197,6 +197,10 @@ describe('ssh host', () => {
       expect(news.filter((n) => n.startsWith('info loopback: connected to'))).toHaveLength(2);
       expect(news.some((n) => n.startsWith('warn loopback: the SSH connection dropped'))).toBe(true);
       expect(await waitUntilNone(workdir)).toEqual([]);
+      // The agent cut off by the crash cleared its jobs' folders too.
+      const end = Date.now() + 5000;
+      while (fs.readdirSync(path.join(workdir, 'jobs')).length && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      expect(fs.readdirSync(path.join(workdir, 'jobs'))).toEqual([]);
     } finally {
       await pool.dispose();
     }
