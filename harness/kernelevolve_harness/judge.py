@@ -412,7 +412,7 @@ class Judge:
         }
         rows: List[Dict[str, Any]] = []
         spreads: List[float] = []
-        method = ""
+        methods: List[str] = []
         received: List[Tuple[Dict[str, Any], List[bytes]]] = []
         # Nothing else runs while the worker times: the timed outputs are checked (here, and by the reference
         # process) only after the last timed call, so neither competes with the timing for the machine.
@@ -443,10 +443,12 @@ class Judge:
             b = estimate(header["samples"]["baseline"])
             c = estimate(header["samples"]["candidate"])
             spreads.append(_iqr(header["samples"]["candidate"]) / c if c > 0 else 0.0)
-            method = header.get("timer", "")
+            methods.append(header.get("timer", ""))
             rows.append({"shape": self.shapes[i], "baseline_ms": b, "candidate_ms": c,
                          "speedup": b / c if c > 0 else float("inf"),
-                         "samples": len(header["samples"]["candidate"]), "batch": header["batch"]["candidate"]})
+                         "samples": len(header["samples"]["candidate"]), "batch": header["batch"]["candidate"],
+                         "method": header.get("timer", "")})
+        method = ", ".join(sorted(set(methods)))
         speedup = math.exp(sum(math.log(max(r["speedup"], 1e-12)) for r in rows) / len(rows))
         verdict: Dict[str, Any] = {
             "status": "ok",
