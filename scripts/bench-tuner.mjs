@@ -63,14 +63,28 @@ function specSource(specPath) {
   return path.resolve(path.dirname(specPath), m[1]);
 }
 
-async function evaluate(specPath, file) {
+async function evaluateOnce(specPath, file) {
   try {
     const { stdout } = await exec('node', [CLI, 'evaluate', '--spec', specPath, '--candidate', file, '--json'], { maxBuffer: 1 << 24 });
     return JSON.parse(stdout.trim().split('\n').pop());
   } catch (e) {
     // exit 1: judged, not ok (the verdict is still on stdout)
-    if (e.stdout) return JSON.parse(e.stdout.trim().split('\n').pop());
-    throw e;
+    if (e.stdout && e.stdout.trim()) return JSON.parse(e.stdout.trim().split('\n').pop());
+    throw new Error((e.stderr || e.message).trim());
+  }
+}
+
+/** A verdict; a harness failure (not the candidate's) is retried once, then counted as a failed point. */
+async function evaluate(specPath, file) {
+  try {
+    return await evaluateOnce(specPath, file);
+  } catch {
+    try {
+      return await evaluateOnce(specPath, file);
+    } catch (e) {
+      process.stderr.write(`\nharness failure on ${file}: ${e.message.split('\n')[0]}\n`);
+      return { status: 'harness_error', reason: e.message };
+    }
   }
 }
 
@@ -121,12 +135,21 @@ async function benchOne(specPath, opts, knobs, tmp) {
   // the exhaustive grid over the same knobs
   const points = cartesian(axes);
   const g0 = Date.now();
+  // grid verdicts are kept in grid.jsonl, so a bench run again with the same --out goes on where it stopped
+  const cacheFile = path.join(work, 'grid.jsonl');
+  const cached = new Map(fs.existsSync(cacheFile)
+    ? fs.readFileSync(cacheFile, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l)).map((r) => [JSON.stringify(r.values), r])
+    : []);
   const gridResults = await pool(points, opts.parallel, async (values, i) => {
     const file = path.join(work, `grid-${i}${path.extname(sourcePath)}`);
     fs.writeFileSync(file, knobs.applyKnobs(source, set, values));
+    const hit = cached.get(JSON.stringify(values));
+    if (hit && hit.status !== 'harness_error') return { ...hit, file };
     const v = await evaluate(specPath, file);
     process.stderr.write(`\r${name}: grid ${i + 1}/${points.length}`);
-    return { values, file, speedup: fitness(v), status: v.status };
+    const row = { values, speedup: fitness(v), status: v.status };
+    fs.appendFileSync(cacheFile, JSON.stringify(row) + '\n');
+    return { ...row, file };
   });
   process.stderr.write('\n');
   const gridS = (Date.now() - g0) / 1000;
