@@ -67,6 +67,7 @@ export class EvolutionRun {
   private readonly expansionCount = new Map<string, number>();
   private readonly proposingPerOp = new Map<string, number>();
   private readonly evalQueue: Candidate[] = [];
+  private readonly evaluationFailures = new Map<string, number>();
   private readonly evaluating = new Map<string, AbortController>();
   private readonly proposalControllers = new Set<AbortController>();
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -312,8 +313,16 @@ export class EvolutionRun {
       // not judged: it stays queued in the store, and a resumed run judges it
       c.state = 'queued';
       if (!this.stopping && !controller.signal.aborted) {
-        this.error ??= { kind: 'host', message: `Candidate ${c.id} could not be evaluated: ${(e as Error).message}` };
-        this.log('error', this.error.message);
+        const failures = (this.evaluationFailures.get(c.id) ?? 0) + 1;
+        this.evaluationFailures.set(c.id, failures);
+        if (failures < 2 && c !== this.baseline) {
+          // a harness or host hiccup is not the candidate's fault: once more before giving up
+          this.log('warn', `Candidate ${c.id} could not be evaluated (${(e as Error).message.split('\n')[0]}); trying again.`);
+          this.evalQueue.unshift(c);
+        } else {
+          this.error ??= { kind: 'host', message: `Candidate ${c.id} could not be evaluated: ${(e as Error).message}` };
+          this.log('error', this.error.message);
+        }
       }
     } finally {
       this.evaluating.delete(c.id);

@@ -116,6 +116,24 @@ describe('EvolutionRun', () => {
     expect(run.candidates.length).toBe(1);
   });
 
+  it('tries a candidate once more when its evaluation fails once (a harness hiccup), and goes on', async () => {
+    const evaluator = new LandscapeEvaluator(matmulLandscape, MATMUL);
+    let failed = 0;
+    const flaky = {
+      totalSlots: 1,
+      evaluate: async (job: Parameters<typeof evaluator.evaluate>[0], o?: Parameters<typeof evaluator.evaluate>[1]) => {
+        if (job.id === 'c0002' && failed++ === 0) throw new Error('The reference process exited during reference');
+        return evaluator.evaluate(job, o);
+      },
+    };
+    const { run, events } = make({ evaluator: flaky, limits: { budget: 5 } });
+    await run.run();
+    const finished = events.find((e) => e.type === 'run-finished');
+    expect(finished?.type === 'run-finished' && finished.reason).toBe('budget');
+    expect(run.candidates.every((c) => c.verdict)).toBe(true);
+    expect(events.some((e) => e.type === 'log' && e.level === 'warn' && e.message.includes('c0002'))).toBe(true);
+  });
+
   it('ends with a host error (and leaves the candidate unjudged) when evaluation itself fails', async () => {
     const evaluator = new LandscapeEvaluator(matmulLandscape, MATMUL);
     const failing = {
