@@ -261,13 +261,28 @@ class CandidateWorker(Worker):
                     for j in self.outputs:
                         A.poison(gargs[j])
                     self.send("calling", shape=i, seed=seed, rep=rep)
-                    result = self.spec.launch(self.kc, *gargs)
+                    if self.backend.name == "triton" and rep == 0 and seed == self.cfg["seeds"][0]:
+                        result = self.watched_call(i, args, gargs)
+                    else:
+                        result = self.spec.launch(self.kc, *gargs)
                     self.backend.synchronize()
                     outs = self.result_outputs(result, gargs)
                     blobs, dtypes = self.pack_outputs(outs)
                     self.send("call", blobs, phase="correct", shape=i, seed=seed, factor=1.0, rep=rep,
                               guard=self.guard_damage(guards), leftovers=self.leftovers(),
                               digests=self.arg_digests(gargs), dtypes=dtypes)
+
+    def watched_call(self, i: int, args: List[Any], gargs: List[Any]) -> Any:
+        """The candidate's call with its GPU torch operators recorded; those the baseline's launch does not
+        also run are a library fallback written with operators."""
+        from .op_watch import watch
+        base_args, _ = self.guarded_args(args)
+        _, base_ops = watch(lambda: self.spec.launch(self.kb, *base_args))
+        self.backend.synchronize()
+        result, ops = watch(lambda: self.spec.launch(self.kc, *gargs))
+        if ops is not None and base_ops is not None and ops - base_ops:
+            self.send("fallback", shape=i, ops=sorted(ops - base_ops))
+        return result
 
     # --- timing ------------------------------------------------------------------------------------
     def time_shape(self, i: int, cmd: Dict[str, Any]) -> None:

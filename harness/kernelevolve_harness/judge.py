@@ -371,6 +371,11 @@ class Judge:
             if header["type"] == "calling":
                 self.current = (header["shape"], header["seed"])
                 continue
+            if header["type"] == "fallback":
+                ops = ", ".join(f"torch {o}" for o in header["ops"][:5])
+                raise Verdict("static_rejected", f"On shape {_shape_text(self.shapes[header['shape']])}, the "
+                                                 f"candidate's host code computes with {ops} on the GPU, which "
+                                                 f"the baseline does not: a library fallback outside the kernel.")
             if header["type"] == "correct_done":
                 self.compile_stats.update(header.get("compile") or {})
                 self.current = None

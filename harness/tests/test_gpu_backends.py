@@ -75,3 +75,12 @@ def test_microsecond_kernels_are_timed_as_cuda_graphs_and_still_checked(harness:
     assert all(s["batch"] > 1 for s in v["shapes"])
     cheat, _ = harness.evaluate(spec, SOFTMAX / "candidates" / "skips_after_warmup.py", timeout=600)
     assert cheat["status"] == "incorrect", cheat
+
+
+def test_a_fallback_written_with_tensor_operators_is_rejected(harness: Harness) -> None:
+    pytest.importorskip("triton")
+    from conftest import SPECS
+    v, _ = harness.evaluate(SPECS / "tiny_softmax" / "spec.py", SOFTMAX / "candidates" / "operator_fallback.py",
+                            timeout=600)
+    assert v["status"] == "static_rejected", v
+    assert "torch pow" in v["reason"]
