@@ -38,7 +38,10 @@ export interface RunHeader {
   startedAt: number;
   /** Why it ended (budget, plateau, stopped, ...). */
   reason?: string;
+  /** Candidates judged (the baseline included). */
   evaluated: number;
+  /** Budget units used: proposals, duplicates and invalid answers (what `budget` limits). */
+  used?: number;
   budget?: number;
   etaS?: number;
   best?: { id: string; speedup: number };

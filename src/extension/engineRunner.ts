@@ -116,7 +116,7 @@ export async function listStoredRuns(storeRoot: string): Promise<StoredRun[]> {
     out.push({
       header: {
         runId: r.runId, runDir: loaded.store.runDir, kernel: r.spec.kernel, specPath: r.spec.specPath, sourcePath: r.spec.sourcePath,
-        status, startedAt, reason: r.error?.message ?? r.reason, evaluated: r.counters.evaluated,
+        status, startedAt, reason: r.error?.message ?? r.reason, evaluated: r.counters.evaluated, used: r.counters.used,
         budget: typeof r.options.budget === 'number' ? r.options.budget : undefined,
         best: r.best && r.best.status === 'ok' ? { id: r.best.id, speedup: r.best.speedup } : undefined,
         invalidProposals: r.counters.invalid,

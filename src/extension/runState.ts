@@ -79,7 +79,7 @@ export class RunState {
         case 'proposal-invalid':
           return { runId, header: { invalidProposals: this.view.invalidProposals + 1 }, log: [{ level: 'warn', message: `${ev.invalid.operator}: ${ev.invalid.reason}`, at: ev.at }] };
         case 'progress':
-          return { runId, header: { evaluated: ev.evaluated, budget: ev.budget ?? this.view.budget, etaS: ev.etaS } };
+          return { runId, header: { evaluated: ev.evaluated, used: ev.used ?? this.view.used, budget: ev.budget ?? this.view.budget, etaS: ev.etaS } };
         case 'log':
           return { runId, log: [{ level: ev.level, message: ev.message, at: ev.at }] };
         case 'run-finished': {

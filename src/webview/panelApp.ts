@@ -122,13 +122,14 @@ export class PanelApp {
     const r = this.run;
     this.header.hidden = !r;
     if (!r) return;
-    const pct = r.budget ? Math.min(100, (100 * r.evaluated) / r.budget) : undefined;
+    const used = r.used ?? Math.max(0, r.evaluated - 1);
+    const pct = r.budget ? Math.min(100, (100 * used) / r.budget) : undefined;
     this.header.dataset.status = r.status;
     this.header.append(
       h('div', { class: 'title' }, h('strong', {}, r.kernel), ' ', h('vscode-badge', { 'data-testid': 'run-status' }, r.status),
         r.reason && r.status !== 'running' ? h('span', { class: 'reason' }, ` (${r.reason})`) : ''),
       h('div', { class: 'progress-line', 'data-testid': 'progress' },
-        `${r.evaluated}${r.budget ? '/' + r.budget : ''} evaluated · best `,
+        `${r.evaluated} judged${r.budget ? ` · ${used}/${r.budget} proposals` : ''} · best `,
         h('span', { 'data-testid': 'best-speedup' }, r.best ? formatSpeedup(r.best.speedup) : '—'),
         r.invalidProposals ? ` · ${r.invalidProposals} invalid proposals` : '',
         r.etaS !== undefined && r.status === 'running' ? ` · ETA ${Math.round(r.etaS)} s` : ''),

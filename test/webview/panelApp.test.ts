@@ -77,7 +77,7 @@ describe('PanelApp', () => {
   it('applies deltas incrementally: new and changed rows, progress and the chart', () => {
     notify('state/snapshot', { runs: [run(3)], selectedRunId: 'r1', run: run(3) });
     const before = tableRows()[0];
-    notify('run/updated', { runId: 'r1', rows: [row(3, { state: 'evaluating', status: undefined, speedup: undefined })], header: { evaluated: 4 } });
+    notify('run/updated', { runId: 'r1', rows: [row(3, { state: 'evaluating', status: undefined, speedup: undefined })], header: { evaluated: 4, used: 3 } });
     expect(tableRows().length).toBe(3); // drawn on the next frame, once however many deltas came
     runFrames();
     expect(tableRows().length).toBe(4);
@@ -87,7 +87,7 @@ describe('PanelApp', () => {
     expect(tableRows()[0].dataset.id).toBe('c0003');
     expect(tableRows()[0].children[2].textContent).toBe('3.20x');
     expect(tableRows()).toContain(before); // row elements are reused, not rebuilt
-    expect(root.querySelector('[data-testid="progress"]')!.textContent).toMatch(/^4\/2000 evaluated · best 3\.20x/);
+    expect(root.querySelector('[data-testid="progress"]')!.textContent).toMatch(/^4 judged · 3\/2000 proposals · best 3\.20x/);
     expect(root.querySelectorAll('[data-testid="speedup-chart"] circle').length).toBe(2);
   });
 
