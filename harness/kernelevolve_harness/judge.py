@@ -74,11 +74,12 @@ class Process:
         env.setdefault("OPENBLAS_NUM_THREADS", "1")
         env.setdefault("MKL_NUM_THREADS", "1")
         env.pop("KERNELEVOLVE_NONCE", None)
+        parent = os.getpid()
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=(to_worker_r, from_worker_w),
-                start_new_session=True, env=env, cwd=workdir, preexec_fn=lambda: _limits(limit_memory),
+                start_new_session=True, env=env, cwd=workdir, preexec_fn=lambda: _limits(limit_memory, parent),
             )
         os.close(to_worker_r)
         os.close(from_worker_w)
@@ -134,10 +135,13 @@ class Process:
         self.chan.close()
 
 
-def _limits(limit_memory: bool) -> None:
+def _limits(limit_memory: bool, parent: int) -> None:
     """In the worker before exec: no core dumps (a crash is a verdict, not a 10 GB file), a cap on what it
-    may write (its log), and for CPU kernels a cap on memory so a runaway allocation cannot take the machine."""
+    may write (its log), for CPU kernels a cap on memory so a runaway allocation cannot take the machine, and
+    death with the judge: a judge killed from outside (a cancelled remote job) must not leave a candidate
+    spinning in an endless loop."""
     import resource
+    _die_with_parent(parent)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (32 << 20, 32 << 20))
     if limit_memory:
@@ -146,6 +150,21 @@ def _limits(limit_memory: bool) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (half, half))
         except (ValueError, OSError):
             pass
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: SIGKILL when the judge dies (PR_SET_PDEATHSIG survives exec); elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the judge died before prctl took effect
+        os._exit(1)
 
 
 @contextmanager

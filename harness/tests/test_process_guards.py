@@ -1,5 +1,10 @@
 """The candidate runs in a child process: crashes, exits, hangs and printed text never forge a verdict."""
-from conftest import NAIVE, SPECS, Harness, mm_source
+import os
+import subprocess
+import sys
+from typing import List
+
+from conftest import HARNESS, MM_SPEC, NAIVE, SPECS, Harness, mm_source
 
 EXIT_SPEC = SPECS / "exits" / "spec.py"
 
@@ -113,3 +118,47 @@ def test_a_hang_while_the_library_loads_is_a_timeout_in_the_load_stage(harness: 
     v = harness.mm(NAIVE, prelude, "--timeout-scale", "0.05")
     assert v["status"] == "timeout", v
     assert "load stage" in v["reason"]
+
+
+def test_a_judge_killed_from_outside_takes_its_hanging_worker_with_it(harness: Harness) -> None:
+    # A cancelled remote job kills the judge; the candidate spinning in its worker must not outlive it.
+    import signal
+    import time
+    body = "  volatile int spin = 1;\n  while (spin) {}\n"
+    cand = harness.write(mm_source(body))
+    env = dict(os.environ, PYTHONPATH=str(HARNESS), KERNELEVOLVE_CACHE=str(harness.cache))
+    judge = subprocess.Popen([sys.executable, "-m", "kernelevolve_harness", "evaluate", "--spec", str(MM_SPEC),
+                              "--candidate", str(cand), "--json"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env=env, cwd=str(harness.tmp))
+
+    def workers() -> List[int]:
+        found = []
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    cmd = f.read()
+            except OSError:
+                continue
+            if ppid == judge.pid and b"kernelevolve_harness._worker" in cmd:
+                found.append(int(d))
+        return found
+
+    deadline = time.time() + 60
+    spinning: List[int] = []
+    while time.time() < deadline and len(spinning) < 2:  # reference and candidate workers
+        spinning = workers()
+        time.sleep(0.2)
+    assert spinning, "the judge never started its workers"
+    time.sleep(1.5)  # the candidate is in its endless loop by now
+    judge.send_signal(signal.SIGKILL)
+    judge.wait()
+    deadline = time.time() + 10
+    alive = spinning
+    while alive and time.time() < deadline:
+        alive = [p for p in spinning if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0]]
+        time.sleep(0.2)
+    assert not alive, f"workers {alive} outlived their judge"
