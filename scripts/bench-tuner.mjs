@@ -112,7 +112,7 @@ async function benchOne(specPath, opts, knobs, tmp) {
   const sourcePath = specSource(specPath);
   const source = fs.readFileSync(sourcePath, 'utf8');
   const set = knobs.detectKnobs(source, sourcePath);
-  const axes = set.knobs.filter((k) => k.role === 'block' || k.role === 'unroll')
+  const axes = set.knobs.filter((k) => k.role !== 'warps' && k.role !== 'stages')
     // unroll-like knobs have small domains: the grid takes all of it
     .map((k) => ({ name: k.name, values: k.role === 'unroll' ? k.domain : [...new Set(opts.grid.filter((v) => k.domain.includes(v)))] }));
   const work = path.join(tmp, name);
@@ -192,7 +192,7 @@ for (const spec of opts.specs) {
 }
 const line = (cells) => `| ${cells.join(' | ')} |`;
 const out = [
-  `tuner budget ${opts.budget}; grid ${opts.grid.join(',')} per block-like knob; the grid's top ${opts.top} and the tuner's best re-timed ${opts.repeat}x each (median); ${os.cpus().length} CPUs; ${new Date().toISOString().slice(0, 10)}`,
+  `tuner budget ${opts.budget}; grid ${opts.grid.join(',')} per knob; the grid's top ${opts.top} and the tuner's best re-timed ${opts.repeat}x each (median); ${os.cpus().length} CPUs; ${new Date().toISOString().slice(0, 10)}`,
   '',
   line(['kernel', 'grid points', 'grid best (measured / re-timed)', 'tuner best (measured / re-timed)', 'tuner / grid', 'tuner evaluations', 'evaluations to 90% of grid']),
   line(['---', '---:', '---:', '---:', '---:', '---:', '---:']),

@@ -36,7 +36,7 @@ export interface KnobSet {
 
 const ROLE_ORDER: KnobRole[] = ['block', 'unroll', 'group', 'warps', 'stages', 'generic'];
 
-/** The role a name suggests. Block-like names cover the usual spellings: BLOCK_M, TILE, BM, KC, NR, MB, CHUNK. */
+/** The role a name suggests. Block-like names cover the usual spellings: BLOCK_M, TILE, BM, KC, NR, MB, TR, CHUNK. */
 export function roleOf(name: string): KnobRole {
   const n = name.replace(/^cfg\d+\./, '');
   if (/^num_warps$|WARPS/i.test(n)) return 'warps';
@@ -44,7 +44,7 @@ export function roleOf(name: string): KnobRole {
   if (/GROUP/i.test(n)) return 'group';
   if (/UNROLL|VEC|LANES|SIMD|WIDTH/i.test(n)) return 'unroll';
   if (/BLOCK|TILE|CHUNK|PANEL|STRIP|BLK|STEP/i.test(n)) return 'block';
-  if (/^(?:B|T|BLK|TILE)_?[MNKXYZIJ]{1,2}$|^[MNKIJ]_?[BCRT]$|^[MNKIJ]{1,2}_?(?:BLOCK|TILE)$/i.test(n)) return 'block';
+  if (/^(?:B|T|BLK|TILE)_?[MNKXYZIJRC]{1,2}$|^[MNKIJ]_?[BCRT]$|^[MNKIJ]{1,2}_?(?:BLOCK|TILE)$/i.test(n)) return 'block';
   return 'generic';
 }
 

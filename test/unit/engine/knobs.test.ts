@@ -128,7 +128,7 @@ describe('knob detection in Triton', () => {
 
 describe('roles and domains', () => {
   it('recognizes the usual spellings of block sizes', () => {
-    for (const n of ['BLOCK_M', 'TILE', 'BM', 'bn', 'TILE_K', 'KC', 'MR', 'CHUNK', 'BLOCK_SIZE']) expect(roleOf(n)).toBe('block');
+    for (const n of ['BLOCK_M', 'TILE', 'BM', 'bn', 'TILE_K', 'KC', 'MR', 'CHUNK', 'BLOCK_SIZE', 'TR', 'TC', 'BR']) expect(roleOf(n)).toBe('block');
     for (const n of ['N', 'SCALE', 'kIters', 'ALIGN']) expect(roleOf(n)).toBe('generic');
     expect(roleOf('num_warps')).toBe('warps');
     expect(roleOf('NUM_STAGES')).toBe('stages');
