@@ -25,7 +25,8 @@ export class KernelCodeLens implements vscode.CodeLensProvider, vscode.Disposabl
       const best = this.runs.bestFor(doc.uri.fsPath, k.name);
       if (best) {
         const args = [best.run.runId, best.candidate.id];
-        const speedup = best.candidate.verdict?.speedup ?? 1;
+        // The run's score (against the median of every baseline timing) when this is the run's best.
+        const speedup = (best.run.view.best?.id === best.candidate.id ? best.run.view.best.speedup : undefined) ?? best.candidate.verdict?.speedup ?? 1;
         lenses.push(
           new vscode.CodeLens(range, { title: `$(rocket) ${speedup.toFixed(2)}x faster variant — Preview`, command: 'kernelEvolve.previewCandidate', arguments: args }),
           new vscode.CodeLens(range, { title: 'Accept', command: 'kernelEvolve.acceptCandidate', arguments: args }),

@@ -72,6 +72,7 @@ describe('Evolve Kernel at Cursor in code-server', () => {
     await wb.runCommand('KernelEvolve: Evolve Kernel at Cursor');
     const rows = await panel.waitForJudged(3);
     expect(rows.some((r) => r.id === 'c0000')).toBe(true);
+    await wb.widenSideBar(260);
     await shot('panel-running');
     await panel.waitForRunStatus(/finished/, 400_000);
     const finalRows = await panel.rows();

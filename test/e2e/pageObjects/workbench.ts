@@ -23,9 +23,14 @@ export class Workbench {
     const input = this.page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible' });
     await input.fill(relativePath);
-    const name = relativePath.split('/').pop()!;
-    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 30_000 });
-    await input.press('Enter');
+    const parts = relativePath.split('/');
+    const name = parts.pop()!;
+    // The row of the workspace file (its folder is in the description), not a recently opened virtual
+    // document of the same name such as a candidate preview.
+    let row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: name });
+    if (parts.length) row = row.filter({ hasText: parts.join('/') });
+    await row.first().waitFor({ timeout: 30_000 });
+    await row.first().click();
     const tab = this.page.locator('.tabs-container .tab', { hasText: name });
     await tab.first().waitFor({ timeout: 30_000 });
     return new KernelEditor(this.page, name);
@@ -44,6 +49,20 @@ export class Workbench {
 
   async dismissNotifications(): Promise<void> {
     for (const b of await this.page.locator('.notification-toast .codicon-notifications-clear').all()) await b.click().catch(() => undefined);
+  }
+
+  /** Drags the side bar's edge to make it wider (the panel's table and diff read better). */
+  async widenSideBar(by: number): Promise<void> {
+    const box = await this.page.locator('.part.sidebar').boundingBox();
+    if (!box) return;
+    const x = box.x + box.width + 1;
+    const y = box.y + box.height / 2;
+    await this.page.mouse.move(x, y);
+    await this.page.waitForTimeout(300); // the sash shows on hover
+    await this.page.mouse.down();
+    await this.page.mouse.move(x + by / 2, y, { steps: 5 });
+    await this.page.mouse.move(x + by, y, { steps: 5 });
+    await this.page.mouse.up();
   }
 
   /** The titles of the open editor tabs. */
