@@ -1,9 +1,9 @@
 // `npm run bench:tuner`: the tuner (`kernelevolve evolve --operators tune --budget B`) against an exhaustive
 // grid over the same knobs, on real kernels with the real harness. For each kernel it reports the grid's
 // best, the tuner's best, the fraction of the grid's best the tuner reached, and the evaluations each used.
-// The grid's TOP best points are timed again R times each and the best median kept; the tuner's reported best
-// is timed again R times; the fraction compares those medians, so one lucky timing on a busy machine does
-// not decide the result.
+// Both are scored as the engine scores candidates: against the median of every baseline timing of the bench,
+// per shape, so a baseline timing that a busy machine slowed down decides nothing. The grid's TOP points and
+// the tuner's best are then timed R more times, alternating, and compared on their median candidate times.
 //
 // usage: node scripts/bench-tuner.mjs [--budget 40] [--grid 8,16,32,64,128,256] [--repeat 3] [--top 3]
 //                                     [--parallel 2] [--out DIR] [--knobs knobs.cjs] [SPEC.py ...]
@@ -88,6 +88,12 @@ async function evaluate(specPath, file) {
   }
 }
 
+/** Per-shape timings of a verdict, keyed by shape; undefined unless it is ok. */
+function timings(v) {
+  if (!v || v.status !== 'ok' || !v.shapes?.length) return undefined;
+  return v.shapes.map((t) => ({ key: JSON.stringify(t.shape), baseline_ms: t.baseline_ms, candidate_ms: t.candidate_ms }));
+}
+
 const fitness = (v) => (v && v.status === 'ok' && Number.isFinite(v.speedup) ? v.speedup : 0);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -144,37 +150,59 @@ async function benchOne(specPath, opts, knobs, tmp) {
     const file = path.join(work, `grid-${i}${path.extname(sourcePath)}`);
     fs.writeFileSync(file, knobs.applyKnobs(source, set, values));
     const hit = cached.get(JSON.stringify(values));
-    if (hit && hit.status !== 'harness_error') return { ...hit, file };
+    if (hit && hit.status !== 'harness_error' && (hit.shapes || hit.status !== 'ok')) return { ...hit, file };
     const v = await evaluate(specPath, file);
     process.stderr.write(`\r${name}: grid ${i + 1}/${points.length}`);
-    const row = { values, speedup: fitness(v), status: v.status };
+    const row = { values, speedup: fitness(v), status: v.status, shapes: timings(v) };
     fs.appendFileSync(cacheFile, JSON.stringify(row) + '\n');
     return { ...row, file };
   });
   process.stderr.write('\n');
   const gridS = (Date.now() - g0) / 1000;
 
-  // the leaders of each method timed again, alternating, the medians compared: on a busy machine the single
-  // highest measurement of a 200-point grid is mostly luck (the winner's curse)
-  const medianOf = async (file) => {
-    const xs = [];
-    for (let r = 0; r < opts.repeat; r++) xs.push(fitness(await evaluate(specPath, file)));
-    return median(xs);
+  // Every evaluation times the baseline again; on a busy machine a single baseline timing can be off by several
+  // times, so both methods are scored as the engine scores candidates: against the median of every baseline
+  // timing of the bench, per shape (the ranking is then by the candidate's own times).
+  const reference = new Map();
+  const addBaseline = (shapes) => {
+    for (const t of shapes ?? []) reference.set(t.key, [...(reference.get(t.key) ?? []), t.baseline_ms]);
   };
-  const gridTop = [...gridResults].sort((a, b) => b.speedup - a.speedup).slice(0, opts.top);
-  for (const g of gridTop) g.retimed = await medianOf(g.file);
-  const gridBest = gridTop.reduce((a, b) => (b.retimed > a.retimed ? b : a));
+  const score = (shapes) => {
+    if (!shapes?.length) return 0;
+    return Math.exp(shapes.reduce((acc, t) => acc + Math.log(median(reference.get(t.key)) / t.candidate_ms), 0) / shapes.length);
+  };
+  for (const r of gridResults) addBaseline(r.shapes);
+  for (const l of verdicts) addBaseline(timings(l.verdict));
+  // the leaders timed again, alternating; each one's candidate times are the medians of its evaluations
+  const gridTop = [...gridResults].filter((r) => r.shapes).sort((x, y) => score(y.shapes) - score(x.shapes)).slice(0, opts.top);
+  const contenders = [...gridTop.map((g) => ({ who: 'grid', file: g.file, values: g.values, first: g.shapes, runs: [] })),
+    { who: 'tuner', file: tunerBestFile, first: timings(verdicts.find((l) => l.id === tuner.best.id)?.verdict), runs: [] }];
+  for (let r = 0; r < opts.repeat; r++) {
+    for (const c of contenders) {
+      const t = timings(await evaluate(specPath, c.file));
+      addBaseline(t);
+      if (t) c.runs.push(t);
+    }
+  }
+  const retimedScore = (c) => {
+    if (!c.runs.length) return 0;
+    const shapes = c.runs[0].map((t, i) => ({ key: t.key, candidate_ms: median(c.runs.map((run) => run[i].candidate_ms)) }));
+    return score(shapes);
+  };
+  for (const c of contenders) c.retimed = retimedScore(c);
+  const gridBest = contenders.filter((c) => c.who === 'grid').reduce((x, y) => (y.retimed > x.retimed ? y : x));
+  const tunerC = contenders.find((c) => c.who === 'tuner');
   const gridMedian = gridBest.retimed;
-  const tunerMedian = await medianOf(tunerBestFile);
-  // evaluations the tuner needed to first reach 90% of the grid's re-timed best
+  const tunerMedian = tunerC.retimed;
+  // evaluations the tuner needed to first reach 90% of the grid's best (both against the same reference)
   const judged = verdicts.filter((l) => l.id !== 'c0000');
-  const reach = judged.findIndex((l) => fitness(l.verdict) >= 0.9 * gridMedian);
+  const reach = judged.findIndex((l) => score(timings(l.verdict)) >= 0.9 * gridMedian);
   return {
     kernel: name,
     knobs: axes.map((a) => `${a.name}∈{${a.values.join(',')}}`).join(' '),
     gridPoints: points.length,
-    gridBest: { values: gridBest.values, measured: gridBest.speedup, retimed: gridMedian, seconds: gridS },
-    tuner: { id: tuner.best.id, values: JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', `${tuner.best.id}.json`), 'utf8')).knobs, measured: tuner.best.speedup, retimed: tunerMedian,
+    gridBest: { values: gridBest.values, measured: score(gridBest.first), retimed: gridMedian, seconds: gridS },
+    tuner: { id: tuner.best.id, values: JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', `${tuner.best.id}.json`), 'utf8')).knobs, measured: score(tunerC.first), retimed: tunerMedian,
       evaluations: tuner.candidates - 1, seconds: tunerS, reach90: reach < 0 ? null : reach + 1 },
     fraction: tunerMedian / gridMedian,
   };
@@ -192,9 +220,9 @@ for (const spec of opts.specs) {
 }
 const line = (cells) => `| ${cells.join(' | ')} |`;
 const out = [
-  `tuner budget ${opts.budget}; grid ${opts.grid.join(',')} per knob; the grid's top ${opts.top} and the tuner's best re-timed ${opts.repeat}x each (median); ${os.cpus().length} CPUs; ${new Date().toISOString().slice(0, 10)}`,
+  `tuner budget ${opts.budget}; grid ${opts.grid.join(',')} per knob; speedups against the median of all baseline timings of the bench; the grid's top ${opts.top} and the tuner's best re-timed ${opts.repeat}x each (median candidate times); ${os.cpus().length} CPUs; ${new Date().toISOString().slice(0, 10)}`,
   '',
-  line(['kernel', 'grid points', 'grid best (measured / re-timed)', 'tuner best (measured / re-timed)', 'tuner / grid', 'tuner evaluations', 'evaluations to 90% of grid']),
+  line(['kernel', 'grid points', 'grid best (first / re-timed)', 'tuner best (first / re-timed)', 'tuner / grid', 'tuner evaluations', 'evaluations to 90% of grid']),
   line(['---', '---:', '---:', '---:', '---:', '---:', '---:']),
   ...rows.map((r) => line([r.kernel, r.gridPoints, `${r.gridBest.measured.toFixed(2)}x / ${r.gridBest.retimed.toFixed(2)}x`,
     `${r.tuner.measured.toFixed(2)}x / ${r.tuner.retimed.toFixed(2)}x`, `${(100 * r.fraction).toFixed(0)}%`, r.tuner.evaluations, r.tuner.reach90 ?? 'not reached'])),
