@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 describe('in-editor suites in code-server', () => {
-  it('pass: settings, spec drafting, accept with undo, panel replay', async () => {
+  it('pass: settings, spec drafting, accept with undo, panel replay, host commands, stop and resume', async () => {
     mkdirSync(OUTPUT, { recursive: true });
     rmSync(results, { force: true });
     const suite = (await buildSuites()) as string;
@@ -49,6 +49,8 @@ describe('in-editor suites in code-server', () => {
       'Spec drafting Evolve on a kernel without a spec drafts one beside it and opens it before any run',
       'Accepting a variant after the user edited the file, Accept finds the kernel by name and one Undo reverts it',
       'Side panel says ready when shown, and again after being hidden and shown',
+      'Host commands Profile Kernel at Cursor judges the kernel and opens a profile report tab',
+      'Run lifecycle Stop ends a running run; Resume continues it from the run store',
     ]));
     expect(r.passed).toBe(r.tests.length);
   });

@@ -19,6 +19,7 @@ export async function runSuites(): Promise<SuiteResults> {
   await import('./acceptEdit.suite');
   await import('./sidePanel.suite');
   await import('./commands.suite');
+  await import('./runLifecycle.suite');
   const results: SuiteResults = { passed: 0, failed: 0, failures: [], tests: [] };
   await new Promise<void>((resolve) => {
     const runner = mocha.run(() => resolve());
