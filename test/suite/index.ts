@@ -15,6 +15,7 @@ export async function runSuites(): Promise<SuiteResults> {
   // Defines suite()/test() as globals before the suite modules are evaluated (they load lazily below).
   mocha.suite.emit('pre-require', globalThis, 'kernelevolve-suites', mocha);
   await import('./settings.suite');
+  await import('./kernelLenses.suite');
   await import('./specDraft.suite');
   await import('./acceptEdit.suite');
   await import('./sidePanel.suite');
