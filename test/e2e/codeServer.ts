@@ -133,8 +133,13 @@ export class CodeServer {
       this.proc.kill('SIGTERM');
       await new Promise((r) => { this.proc!.once('exit', r); setTimeout(r, 5000); });
     }
-    if (process.env.KERNELEVOLVE_E2E_KEEP === '1') console.log(`kept code-server data in ${this.root}`);
-    else rmSync(this.root, { recursive: true, force: true });
+    if (process.env.KERNELEVOLVE_E2E_KEEP === '1') {
+      console.log(`kept code-server data in ${this.root} and the workspace ${this.opts.workspace}`);
+      return;
+    }
+    rmSync(this.root, { recursive: true, force: true });
+    // Workspaces made by exampleWorkspace are temporary copies; the one a caller passes in stays.
+    if (path.basename(this.opts.workspace).startsWith('ke-e2e-ws-')) rmSync(this.opts.workspace, { recursive: true, force: true });
   }
 }
 
