@@ -6,7 +6,8 @@
 // the tuner's best are then timed R more times, alternating, and compared on their median candidate times.
 //
 // usage: node scripts/bench-tuner.mjs [--budget 40] [--grid 8,16,32,64,128,256] [--repeat 3] [--top 3]
-//                                     [--parallel 2] [--out DIR] [--knobs knobs.cjs] [SPEC.py ...]
+//                                     [--parallel 2] [--out DIR] [--knobs knobs.cjs] [--axis NAME=v1,v2 ...] [SPEC.py ...]
+// (--axis fixes one knob's grid values, e.g. --axis num_stages=2,3,4 to keep a Triton grid small)
 // Default specs: every examples/cpp/*/spec.py and scripts/bench-tuner-kernels/*/spec.py.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -19,7 +20,7 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const CLI = path.join(ROOT, 'bin', 'kernelevolve.js');
 
 function parse(argv) {
-  const o = { budget: 40, grid: [8, 16, 32, 64, 128, 256], repeat: 3, top: 3, parallel: 2, out: undefined, specs: [] };
+  const o = { budget: 40, grid: [8, 16, 32, 64, 128, 256], repeat: 3, top: 3, parallel: 2, out: undefined, axis: {}, specs: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--budget') o.budget = Number(argv[++i]);
@@ -29,6 +30,10 @@ function parse(argv) {
     else if (a === '--top') o.top = Number(argv[++i]);
     else if (a === '--out') o.out = path.resolve(argv[++i]);
     else if (a === '--knobs') o.knobs = path.resolve(argv[++i]);
+    else if (a === '--axis') {
+      const [name, values] = argv[++i].split('=');
+      o.axis[name] = values.split(',').map(Number);
+    }
     else o.specs.push(path.resolve(a));
   }
   if (!o.specs.length) {
@@ -118,9 +123,11 @@ async function benchOne(specPath, opts, knobs, tmp) {
   const sourcePath = specSource(specPath);
   const source = fs.readFileSync(sourcePath, 'utf8');
   const set = knobs.detectKnobs(source, sourcePath);
-  const axes = set.knobs.filter((k) => k.role !== 'warps' && k.role !== 'stages')
-    // unroll-like knobs have small domains: the grid takes all of it
-    .map((k) => ({ name: k.name, values: k.role === 'unroll' ? k.domain : [...new Set(opts.grid.filter((v) => k.domain.includes(v)))] }));
+  // sizes take the --grid values; unroll widths, warps and stages (small domains) all of theirs; --axis overrides
+  const axes = set.knobs.map((k) => ({
+    name: k.name,
+    values: opts.axis[k.name] ?? (['unroll', 'warps', 'stages'].includes(k.role) ? k.domain : [...new Set(opts.grid.filter((v) => k.domain.includes(v)))]),
+  }));
   const work = path.join(tmp, name);
   fs.mkdirSync(work, { recursive: true });
 
@@ -220,7 +227,7 @@ for (const spec of opts.specs) {
 }
 const line = (cells) => `| ${cells.join(' | ')} |`;
 const out = [
-  `tuner budget ${opts.budget}; grid ${opts.grid.join(',')} per knob; speedups against the median of all baseline timings of the bench; the grid's top ${opts.top} and the tuner's best re-timed ${opts.repeat}x each (median candidate times); ${os.cpus().length} CPUs; ${new Date().toISOString().slice(0, 10)}`,
+  `tuner budget ${opts.budget}; grid ${opts.grid.join(',')} per size knob${Object.keys(opts.axis).length ? ` (${Object.entries(opts.axis).map(([k, v]) => `${k}: ${v.join(',')}`).join('; ')})` : ''}; speedups against the median of all baseline timings of the bench; the grid's top ${opts.top} and the tuner's best re-timed ${opts.repeat}x each (median candidate times); ${os.cpus().length} CPUs; ${new Date().toISOString().slice(0, 10)}`,
   '',
   line(['kernel', 'grid points', 'grid best (first / re-timed)', 'tuner best (first / re-timed)', 'tuner / grid', 'tuner evaluations', 'evaluations to 90% of grid']),
   line(['---', '---:', '---:', '---:', '---:', '---:', '---:']),
