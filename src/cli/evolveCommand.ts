@@ -16,8 +16,10 @@ import { createHosts, loadConfig, type KernelEvolveConfig } from '../remote/host
 import { HostPool } from '../remote/hostPool';
 import '../remote/hosts';
 import { CliError, EXIT } from './cliError';
-import { bestDiff, leaderboard, reasonText } from './evolveReport';
+import { bestDiff, leaderboard, reasonText, usageText } from './evolveReport';
 import { EvolveProgress } from './evolveProgress';
+import { cliHostOptions } from './sshPrompts';
+import type { EngineEvent } from '../engine/events';
 
 export const EVOLVE_USAGE = `usage: kernelevolve evolve --spec SPEC.py [--operators tune,llm] [--budget N] [--time MIN] [--host NAME ...]
                           [--config FILE] [--model M] [--json] [--out DIR] [--resume RUNDIR]
@@ -50,6 +52,8 @@ export interface OperatorFactoryContext {
   options: EvolveOptions;
   config: KernelEvolveConfig;
   hardware?: string;
+  /** Where an operator's own events go (the llm operator's retries and notices): the progress display. */
+  onEvent?: (event: EngineEvent) => void;
 }
 
 function positiveNumber(flag: string, text: string | undefined, integer: boolean): number | undefined {
@@ -111,8 +115,6 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     },
     strict: true,
   });
-  if (values['accept-new-host-key']) process.env.KERNELEVOLVE_ACCEPT_NEW_HOST_KEY = '1';
-
   // ---------------------------------------------------------------- options, spec, store
   let stored: ReturnType<typeof RunStore.load> | undefined;
   if (values.resume) {
@@ -155,14 +157,14 @@ export async function evolveCommand(argv: string[]): Promise<number> {
   const baselineSource = stored?.candidates.find((c) => c.id === 'c0000')?.source ?? fs.readFileSync(spec.sourcePath, 'utf8');
   const config = await loadConfig(options.config);
   if (options.model) config.llm = { ...config.llm, model: options.model };
-  const hosts = createHosts(config, options.hosts);
+  const hosts = createHosts(config, options.hosts, cliHostOptions({ acceptNewHostKey: values['accept-new-host-key'] }));
   if (!hosts.length) throw new CliError('The config lists no hosts; add {"name": "local", "type": "local"} to "hosts".');
 
   const progress = new EvolveProgress(process.stderr);
   const pool = new HostPool(hosts, {
     onHostFailure: (host, e) => progress.listener({ type: 'log', level: 'warn', message: `host ${host} failed (${e.message}); its job goes back to the queue`, at: Date.now() }),
   });
-  const operators = await createOperators({ spec, options, config, hardware: pool.hardware }).catch(async (e) => {
+  const operators = await createOperators({ spec, options, config, hardware: pool.hardware, onEvent: progress.listener }).catch(async (e) => {
     await pool.dispose();
     throw e;
   });
@@ -249,6 +251,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     improved
       ? `\nbest: ${best!.id} by ${best!.operator}, ${scoreOf(best!).toFixed(2)}x over the baseline (geometric mean over shapes, against the median of the run's baseline timings; the harness measured ${best!.verdict!.speedup?.toFixed(2)}x in its own evaluation)\n\n${diff}`
       : '\nno correct candidate beat the baseline.',
+    ...(store.current.usage ? [usageText(store.current.usage)] : []),
     `run folder: ${summary.runDir}${finishedReason === 'stopped' || finishedReason === 'time' || finishedReason === 'error' ? ` (continue with: kernelevolve evolve --resume ${summary.runDir})` : ''}`,
   ].join('\n');
   if (values.json) {
@@ -261,6 +264,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
       baseline: b ? { id: 'c0000', status: b.status, speedup: b.speedup, reason: b.reason } : null,
       best: summary.best ?? null,
       reason: finishedReason,
+      ...(store.current.usage ? { usage: store.current.usage } : {}),
       ...(runError ? { error: runError } : {}),
     }) + '\n');
   } else {

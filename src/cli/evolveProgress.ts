@@ -1,6 +1,7 @@
 // The live progress of `kernelevolve evolve` on stderr: one rewritten line on a terminal, plain lines otherwise.
 import type { EngineEvent } from '../engine/events';
 import { scoreOf } from '../engine/runReference';
+import { addUsage, type RunUsage } from '../engine/runStore';
 
 export function formatDuration(s: number | undefined): string {
   if (s === undefined || !Number.isFinite(s)) return '?';
@@ -8,6 +9,15 @@ export function formatDuration(s: number | undefined): string {
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m${String(Math.round(s % 60)).padStart(2, '0')}s`;
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+function tokens(n: number): string {
+  return n < 1000 ? String(n) : n < 1e6 ? `${(n / 1000).toFixed(1)}k` : `${(n / 1e6).toFixed(2)}M`;
+}
+
+/** `12.3k tokens $0.0042` for the status line. */
+export function usageBrief(u: RunUsage): string {
+  return `${tokens(u.promptTokens + u.completionTokens)} tokens${u.costUsd !== undefined ? ` $${u.costUsd.toFixed(4)}` : ''}`;
 }
 
 export class EvolveProgress {
@@ -21,6 +31,8 @@ export class EvolveProgress {
   private invalid = 0;
   private lineShown = false;
   private pending?: string;
+  /** LLM tokens and cost of this session. */
+  usage?: RunUsage;
 
   constructor(private readonly out: NodeJS.WriteStream | { write(s: string): boolean; isTTY?: boolean }) {}
 
@@ -32,7 +44,7 @@ export class EvolveProgress {
     const budget = this.budget !== undefined ? `/${this.budget}` : '';
     const best = this.best > 0 ? `best ${this.best.toFixed(2)}x${this.bestId ? ` (${this.bestId})` : ''}` : 'best -';
     return `[${this.used}${budget}] ${this.evaluated} judged, ${best}, ${this.inFlight} in flight` +
-      `${this.invalid ? `, ${this.invalid} wasted` : ''}, ETA ${formatDuration(this.etaS)}`;
+      `${this.invalid ? `, ${this.invalid} wasted` : ''}${this.usage ? `, ${usageBrief(this.usage)}` : ''}, ETA ${formatDuration(this.etaS)}`;
   }
 
   private print(line: string): void {
@@ -98,6 +110,10 @@ export class EvolveProgress {
         break;
       case 'log':
         this.print(`${e.level}: ${e.message}`);
+        break;
+      case 'usage':
+        this.usage = addUsage(this.usage, e);
+        this.redraw();
         break;
       case 'run-finished':
         this.finish();

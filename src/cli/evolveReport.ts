@@ -4,6 +4,7 @@ import type { Candidate } from '../engine/candidate';
 import type { TerminationReason } from '../engine/events';
 import { unifiedDiff } from '../engine/unifiedDiff';
 import { scoreOf } from '../engine/runReference';
+import type { RunUsage } from '../engine/runStore';
 
 const REASONS: Record<TerminationReason, string> = {
   budget: 'the budget is spent',
@@ -32,6 +33,13 @@ export function leaderboard(candidates: readonly Candidate[], top = 10): string 
     lines.push(`${String(i + 1).padStart(5)}  ${c.id}  ${op.padEnd(12)} ${scoreOf(c).toFixed(2).padStart(7)}x  ${change}`);
   }
   return lines.join('\n');
+}
+
+/** The closing line on the LLM's calls: tokens and, when every call's price was known, the cost. */
+export function usageText(u: RunUsage | undefined): string {
+  if (!u || !u.calls) return '';
+  const cost = u.costUsd !== undefined ? `, $${u.costUsd.toFixed(4)}` : ' (cost unknown: the model is not in the price table)';
+  return `LLM usage: ${u.calls} call${u.calls === 1 ? '' : 's'}, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens${cost}`;
 }
 
 export function bestDiff(baseline: Candidate, best: Candidate, sourcePath: string): string {

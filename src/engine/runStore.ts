@@ -25,6 +25,26 @@ export interface RunCounters {
   invalid: number;
 }
 
+/** The LLM calls of the run (every session of it): tokens, and the cost when every call's price was known. */
+export interface RunUsage {
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd?: number;
+}
+
+/** Adds one call's usage to the totals; a call of unknown price leaves the total cost unknown. */
+export function addUsage(total: RunUsage | undefined, call: { promptTokens: number; completionTokens: number; costUsd?: number }): RunUsage {
+  const t = total ?? { calls: 0, promptTokens: 0, completionTokens: 0 };
+  const priced = call.costUsd !== undefined && (t.calls === 0 || t.costUsd !== undefined);
+  return {
+    calls: t.calls + 1,
+    promptTokens: t.promptTokens + call.promptTokens,
+    completionTokens: t.completionTokens + call.completionTokens,
+    ...(priced ? { costUsd: (t.costUsd ?? 0) + call.costUsd! } : {}),
+  };
+}
+
 export interface RunRecord {
   format: number;
   runId: string;
@@ -40,6 +60,8 @@ export interface RunRecord {
   best?: { id: string; speedup: number; operator: string; status: string };
   baseline?: { status: string; speedup?: number; reason: string };
   counters: RunCounters;
+  /** LLM tokens and cost, when an LLM operator took part. */
+  usage?: RunUsage;
 }
 
 export interface LoadedRun {
@@ -247,6 +269,9 @@ export class RunStore {
         this.recordInvalid(e.invalid);
         break;
       case 'best-improved':
+        break;
+      case 'usage':
+        this.update({ usage: addUsage(this.record.usage, e) });
         break;
       case 'progress':
         this.update({
