@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Candidate } from '../engine/candidate';
 import type { TerminationReason } from '../engine/events';
-import { EvolutionRun } from '../engine/evolutionRun';
+import { EvolutionRun, isConfirmed } from '../engine/evolutionRun';
 import type { Operator } from '../engine/operator';
 import { RunStore, RunStoreError } from '../engine/runStore';
 import { createPolicy, POLICIES } from '../engine/selection';
@@ -188,6 +188,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     target: options.target,
   };
   const stop = new AbortController();
+  const quit = new AbortController();
   const run = new EvolutionRun({
     runId: store.runId,
     runDir: store.runDir,
@@ -202,6 +203,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     pipelineDepth: options.operators.includes('llm') ? 2 * pool.totalSlots : pool.totalSlots,
     resume: stored ? { candidates: stored.candidates, used: stored.record.counters.used, duplicates: stored.record.counters.duplicates, invalid: stored.invalid.length } : undefined,
     signal: stop.signal,
+    quit: quit.signal,
     jobTimeoutS: options.jobTimeoutS,
     profile: options.profile,
   });
@@ -220,8 +222,11 @@ export async function evolveCommand(argv: string[]): Promise<number> {
   const onSigint = () => {
     interrupts++;
     if (interrupts === 1) {
-      process.stderr.write('\nstopping: cancelling what is in flight and saving the run (Ctrl-C again to quit at once)\n');
+      process.stderr.write('\nstopping: cancelling what is in flight, judging the leaders once more and saving the run (Ctrl-C again to skip that)\n');
       stop.abort();
+    } else if (interrupts === 2) {
+      process.stderr.write('\nskipping the confirmation of the leaders (Ctrl-C again to quit at once)\n');
+      quit.abort();
     } else {
       process.exit(EXIT.interrupted);
     }
@@ -249,7 +254,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     `run ${summary.runId} ended: ${reasonText(finishedReason)}${runError ? ` (${runError.message})` : ''}`,
     leaderboard(candidates),
     improved
-      ? `\nbest: ${best!.id} by ${best!.operator}, ${scoreOf(best!).toFixed(2)}x over the baseline (geometric mean over shapes, against the median of the run's baseline timings; the harness measured ${best!.verdict!.speedup?.toFixed(2)}x in its own evaluation)\n\n${diff}`
+      ? `\nbest: ${best!.id} by ${best!.operator}, ${scoreOf(best!).toFixed(2)}x over the baseline (${isConfirmed(best!) ? `confirmed: the lower of its ${1 + best!.confirmations!.length} measurements, ` : 'a single measurement, not confirmed; '}geometric mean over shapes, against the median of the run's baseline timings; the harness measured ${[best!.verdict!, ...(best!.confirmations ?? [])].map((v) => `${v.speedup?.toFixed(2)}x`).join(' and ')} in its own evaluation${best!.confirmations?.length ? 's' : ''})\n\n${diff}`
       : '\nno correct candidate beat the baseline.',
     ...(store.current.usage ? [usageText(store.current.usage)] : []),
     `run folder: ${summary.runDir}${finishedReason === 'stopped' || finishedReason === 'time' || finishedReason === 'error' ? ` (continue with: kernelevolve evolve --resume ${summary.runDir})` : ''}`,

@@ -88,6 +88,13 @@ export class EvolveProgress {
         else this.pending = line;
         break;
       }
+      case 'candidate-confirmed': {
+        const c = e.candidate;
+        const v = e.confirmation;
+        const first = v.status === 'ok' ? `, confirmed ${scoreOf(c).toFixed(2)}x` : `: not ok the second time, out of the ranking`;
+        this.print(`${c.id} judged again: ${v.status === 'ok' ? `${v.speedup?.toFixed(2)}x` : v.status}${first}`);
+        break;
+      }
       case 'best-improved':
         this.best = e.speedup;
         this.bestId = e.id;
@@ -97,7 +104,9 @@ export class EvolveProgress {
         this.evaluated = e.evaluated;
         this.used = e.used ?? this.used;
         this.budget = e.budget;
-        if (e.best > this.best) this.best = e.best;
+        // the best can also go down: a leader judged again keeps the lower of its figures
+        this.best = e.best;
+        if (e.bestId) this.bestId = e.bestId === 'c0000' ? '' : e.bestId;
         this.inFlight = e.inFlight ?? 0;
         this.etaS = e.etaS;
         this.invalid = (e.invalid ?? 0) + (e.duplicates ?? 0);

@@ -21,6 +21,9 @@ export interface Candidate {
   /** The engine's speedup estimate: against the median of every baseline timing of the run (runReference.ts);
    *  what ranks candidates. The harness's own figure stays in verdict.speedup. */
   score?: number;
+  /** Verdicts of the candidate judged once more at the end of the run (a leader re-judged against the winner's
+   *  curse); its score is then the lowest of its measurements, 0 when one of them is not ok. */
+  confirmations?: Verdict[];
   placement?: Placement;
   /** Why the operator proposed it (the LLM's rationale, or the knob values the tuner changed). */
   rationale?: string;

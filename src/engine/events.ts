@@ -10,7 +10,8 @@ export interface RunSummary {
   runDir: string;
   candidates: number;
   baseline: Verdict | undefined;
-  best: { id: string; speedup: number; operator: string; status: string } | undefined;
+  /** `confirmed`: the best was judged again at the end and `speedup` is the lowest of its measurements. */
+  best: { id: string; speedup: number; operator: string; status: string; confirmed?: boolean } | undefined;
 }
 
 export type EngineEvent =
@@ -19,10 +20,13 @@ export type EngineEvent =
   | { type: 'candidate-started'; id: string; host: string; at: number }
   | { type: 'candidate-evaluated'; candidate: Candidate; at: number }
   | { type: 'best-improved'; id: string; speedup: number; at: number }
+  /** A leader judged once more before the run ends; `candidate.score` is now its confirmed score (0: it lost its place). */
+  | { type: 'candidate-confirmed'; candidate: Candidate; confirmation: Verdict; at: number }
   | { type: 'proposal-invalid'; invalid: InvalidProposal; at: number }
   | { type: 'progress'; evaluated: number; budget?: number; best: number; etaS?: number; at: number;
       /** Budget units used (proposals, duplicates and invalid answers), evaluations in flight, and the waste. */
-      used?: number; inFlight?: number; duplicates?: number; invalid?: number }
+      used?: number; inFlight?: number; duplicates?: number; invalid?: number;
+      /** The candidate `best` belongs to. */ bestId?: string }
   | { type: 'usage'; promptTokens: number; completionTokens: number; costUsd?: number; at: number }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string; at: number }
   | { type: 'run-finished'; reason: TerminationReason; summary: RunSummary; at: number;

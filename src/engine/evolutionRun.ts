@@ -44,6 +44,11 @@ export interface EvolutionOptions {
   profile?: boolean;
   /** An operator that fails this many times in a row is dropped for the rest of the run. */
   maxOperatorFailures?: number;
+  /** Leaders judged once more before the run ends (default 3; 0: none). At most one more is judged when an
+   *  unconfirmed candidate still scores above every confirmed one. */
+  confirmTop?: number;
+  /** A harder stop than `signal` (a second Ctrl-C): as `signal`, and the leaders are not judged again. */
+  quit?: AbortSignal;
 }
 
 interface RunError {
@@ -53,6 +58,11 @@ interface RunError {
 
 export function candidateId(n: number): string {
   return `c${String(n).padStart(4, '0')}`;
+}
+
+/** Judged again at the end and correct both times. */
+export function isConfirmed(c: Candidate): boolean {
+  return !!c.confirmations?.length && scoreOf(c) > 0;
 }
 
 export class EvolutionRun {
@@ -146,8 +156,9 @@ export class EvolutionRun {
       this.stopping = true;
       this.wake();
     };
-    if (this.opts.signal?.aborted) this.stopping = true;
+    if (this.opts.signal?.aborted || this.opts.quit?.aborted) this.stopping = true;
     this.opts.signal?.addEventListener('abort', onAbort, { once: true });
+    this.opts.quit?.addEventListener('abort', onAbort, { once: true });
     this.emit({ type: 'run-started', runId: this.opts.runId, runDir: this.opts.runDir, specPath: this.opts.spec.specPath,
       kernel: this.opts.spec.kernel, resumed: !!this.opts.resume, at: Date.now() });
     let reason: TerminationReason;
@@ -156,9 +167,12 @@ export class EvolutionRun {
       if (reason === 'budget') reason = await this.loop();
     } finally {
       this.opts.signal?.removeEventListener('abort', onAbort);
+      this.opts.quit?.removeEventListener('abort', onAbort);
     }
     await this.cancelInFlight();
     if (this.error) reason = this.stopping ? 'stopped' : 'error';
+    if (reason !== 'error' && !this.error) await this.confirmLeaders();
+    this.settleBest();
     const summary = this.summary();
     this.emitProgress();
     this.emit({ type: 'run-finished', reason, summary, at: Date.now(), ...(this.error && reason === 'error' ? { error: this.error } : {}) });
@@ -172,7 +186,7 @@ export class EvolutionRun {
       runDir: this.opts.runDir,
       candidates: this.candidates.length,
       baseline: this.baseline?.verdict,
-      best: b?.verdict ? { id: b.id, speedup: scoreOf(b), operator: b.operator, status: b.verdict.status } : undefined,
+      best: b?.verdict ? { id: b.id, speedup: scoreOf(b), operator: b.operator, status: b.verdict.status, confirmed: isConfirmed(b) } : undefined,
     };
   }
 
@@ -278,10 +292,8 @@ export class EvolutionRun {
     }
   }
 
-  private async evaluate(c: Candidate): Promise<void> {
-    const controller = new AbortController();
-    this.evaluating.set(c.id, controller);
-    const job: EvaluationJob = {
+  private jobOf(c: Candidate): EvaluationJob {
+    return {
       id: c.id,
       specPath: this.opts.spec.specPath,
       baselinePath: this.opts.spec.sourcePath,
@@ -290,6 +302,12 @@ export class EvolutionRun {
       profile: this.opts.profile,
       timeoutS: this.opts.jobTimeoutS,
     };
+  }
+
+  private async evaluate(c: Candidate): Promise<void> {
+    const controller = new AbortController();
+    this.evaluating.set(c.id, controller);
+    const job = this.jobOf(c);
     try {
       const result = await this.opts.evaluator.evaluate(job, {
         signal: controller.signal,
@@ -332,7 +350,73 @@ export class EvolutionRun {
   /** A new verdict moves the reference: every score follows (the ranking of the others does not change). */
   private rescore(c: Candidate): void {
     this.reference.add(c.verdict);
-    for (const x of this.candidates) if (x.verdict) x.score = this.reference.speedup(x.verdict);
+    for (const v of c.confirmations ?? []) this.reference.add(v);
+    this.rescoreAll();
+  }
+
+  private rescoreAll(): void {
+    for (const x of this.candidates) if (x.verdict) x.score = this.reference.score(x);
+  }
+
+  // ------------------------------------------------------------- confirmation of the leaders
+
+  /**
+   * The winner's curse: the top of many noisy measurements is biased upward, so the leaders are judged once
+   * more on the run's hosts and keep the lower of their figures; one that is not ok the second time (it is
+   * nondeterministic) loses its place. Not counted against the budget; at most confirmTop + 1 evaluations.
+   */
+  private async confirmLeaders(): Promise<void> {
+    const top = this.opts.confirmTop ?? 3;
+    const base = this.baseline;
+    if (top <= 0 || !base?.verdict || this.opts.quit?.aborted) return;
+    const limit = top + 1;
+    let judged = 0;
+    while (judged < limit && !this.opts.quit?.aborted) {
+      const confirmed = this.candidates.filter((c) => c !== base && isConfirmed(c));
+      const waiting = this.candidates
+        .filter((c) => c !== base && c.state === 'done' && !c.confirmations?.length && scoreOf(c) > scoreOf(base))
+        .sort((a, b) => scoreOf(b) - scoreOf(a));
+      if (!waiting.length) break;
+      let batch: Candidate[];
+      if (confirmed.length < top) batch = waiting.slice(0, Math.min(top - confirmed.length, limit - judged));
+      else if (scoreOf(waiting[0]) > Math.max(...confirmed.map((c) => scoreOf(c)))) batch = [waiting[0]];
+      else break;
+      this.log('info', `Judging ${batch.map((c) => `${c.id} (${scoreOf(c).toFixed(2)}x)`).join(', ')} once more to confirm ${batch.length === 1 ? 'its' : 'their'} speedup.`);
+      judged += batch.length;
+      await Promise.all(batch.map((c) => this.confirm(c)));
+    }
+  }
+
+  private async confirm(c: Candidate): Promise<void> {
+    const controller = new AbortController();
+    const onQuit = () => controller.abort();
+    this.opts.quit?.addEventListener('abort', onQuit, { once: true });
+    const n = (c.confirmations?.length ?? 0) + 1;
+    const first = scoreOf(c);
+    try {
+      const { placement: _placement, ...confirmation } = await this.opts.evaluator.evaluate({ ...this.jobOf(c), id: `${c.id}-confirm${n}` }, { signal: controller.signal });
+      c.confirmations = [...(c.confirmations ?? []), confirmation];
+      this.reference.add(confirmation);
+      this.rescoreAll();
+      this.emit({ type: 'candidate-confirmed', candidate: c, confirmation, at: Date.now() });
+      if (confirmation.status !== 'ok') {
+        this.log('warn', `${c.id} lost its place: judged again it is ${confirmation.status} (${confirmation.reason}); its first ${first.toFixed(2)}x was not reproducible.`);
+      }
+    } catch (e) {
+      if (!controller.signal.aborted) this.log('warn', `${c.id} could not be judged again (${(e as Error).message.split('\n')[0]}); its single measurement stands.`);
+    } finally {
+      this.opts.quit?.removeEventListener('abort', onQuit);
+    }
+  }
+
+  /** The run's best: the top confirmed candidate when there is one (else the top score), or the baseline if it scores higher. */
+  private settleBest(): void {
+    const judged = this.candidates.filter((c) => c.verdict);
+    const confirmed = judged.filter(isConfirmed);
+    const pool = confirmed.length ? [...confirmed, ...(this.baseline?.verdict ? [this.baseline] : [])] : judged;
+    let best: Candidate | undefined;
+    for (const c of pool) if (!best || scoreOf(c) > scoreOf(best)) best = c;
+    this.best = best ?? this.best;
   }
 
   private noteResult(c: Candidate, live: boolean): void {
@@ -365,6 +449,7 @@ export class EvolutionRun {
       evaluated: this.candidates.filter((c) => c.verdict).length,
       budget: this.opts.limits.budget,
       best: this.best ? scoreOf(this.best) : 0,
+      ...(this.best ? { bestId: this.best.id } : {}),
       etaS: estimateRemainingS(this.opts.limits, s, this.evaluatedThisSession),
       at: Date.now(),
       used: this.used,

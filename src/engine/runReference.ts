@@ -45,6 +45,13 @@ export class RunReference {
     }
     return Math.exp(logSum / shapes.length);
   }
+
+  /** A candidate's score: its speedup, or for a confirmed one the lowest over its measurements (0 if one failed). */
+  score(c: Pick<Candidate, 'verdict' | 'confirmations'>): number {
+    const first = this.speedup(c.verdict);
+    if (!c.confirmations?.length) return first;
+    return Math.min(first, ...c.confirmations.map((v) => this.speedup(v)));
+  }
 }
 
 /** What ranks a candidate: the engine's score against the run's reference, else the harness's speedup. */

@@ -4,6 +4,7 @@
 //   candidates/<id>.<ext>    each candidate's whole source
 //   candidates/<id>.json     its metadata (Candidate without the source) and verdict
 //   verdicts.jsonl           one line per judged candidate, appended; the authority on what was judged
+//                            (and one per confirmation of a leader: {"id", "confirmation": verdict})
 //   invalid.jsonl            proposals that could not become candidates (duplicates, garbage, operator errors)
 // Writes are synchronous: an event is on disk before the engine goes on, and a verdict line is appended
 // before anything else reflects it, so a killed run loses at most the evaluation that was running.
@@ -196,13 +197,18 @@ export class RunStore {
         continue;
       }
       // verdicts.jsonl alone says what was judged: a verdict only in the metadata is not trusted
-      const { sourceFile: _ignored, verdict: _unverified, ...rest } = meta;
+      const { sourceFile: _ignored, verdict: _unverified, confirmations: _unverifiedToo, ...rest } = meta;
       candidates.push({ ...rest, source });
     }
     const byId = new Map(candidates.map((c) => [c.id, c]));
-    for (const line of readJsonLines<{ id: string; verdict: Verdict; placement?: Candidate['placement']; finishedAt?: number }>(path.join(dir, 'verdicts.jsonl'))) {
+    for (const line of readJsonLines<{ id: string; verdict?: Verdict; confirmation?: Verdict; placement?: Candidate['placement']; finishedAt?: number }>(path.join(dir, 'verdicts.jsonl'))) {
       const c = byId.get(line.id);
       if (!c) continue;
+      if (line.confirmation) {
+        c.confirmations = [...(c.confirmations ?? []), line.confirmation];
+        continue;
+      }
+      if (!line.verdict) continue;
       c.verdict = line.verdict;
       if (line.placement) c.placement = line.placement;
       if (line.finishedAt) c.timings.finishedAt = line.finishedAt;
@@ -247,6 +253,12 @@ export class RunStore {
     this.saveCandidate(c);
   }
 
+  /** A leader judged once more: the line goes next to its verdict, the candidate's file gets its confirmations. */
+  recordConfirmation(c: Candidate, confirmation: Verdict): void {
+    fs.appendFileSync(path.join(this.runDir, 'verdicts.jsonl'), JSON.stringify({ id: c.id, confirmation, finishedAt: Date.now() }) + '\n');
+    this.saveCandidate(c);
+  }
+
   recordInvalid(inv: InvalidProposal): void {
     fs.appendFileSync(path.join(this.runDir, 'invalid.jsonl'), JSON.stringify(inv) + '\n');
   }
@@ -267,6 +279,9 @@ export class RunStore {
         break;
       case 'proposal-invalid':
         this.recordInvalid(e.invalid);
+        break;
+      case 'candidate-confirmed':
+        this.recordConfirmation(e.candidate, e.confirmation);
         break;
       case 'best-improved':
         break;

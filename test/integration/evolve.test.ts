@@ -31,9 +31,10 @@ async function cli(args: string[]): Promise<Result> {
   }
 }
 
+/** Candidates judged, in order (the leaders' confirmation lines aside). */
 function verdictIds(runDir: string): string[] {
   return fs.readFileSync(path.join(runDir, 'verdicts.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
-    .map((l) => JSON.parse(l).id as string);
+    .map((l) => JSON.parse(l)).filter((l) => l.verdict).map((l) => l.id as string);
 }
 
 async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
@@ -55,6 +56,10 @@ describe('kernelevolve evolve (local host, real harness)', () => {
     expect(obj.baseline.status).toBe('ok');
     expect(obj.best.status).toBe('ok');
     expect(obj.best.operator).toBe('tune');
+    // the leaders were judged once more: the best's figure is the lower of its two measurements
+    expect(obj.best.confirmed).toBe(true);
+    expect(r.stderr).toMatch(new RegExp(`${obj.best.id} judged again: [\\d.]+x, confirmed`));
+    expect(r.stderr).toMatch(/confirmed: the lower of its 2 measurements/);
     // the probes alone find block sizes far better than 64/16/16
     expect(obj.best.speedup).toBeGreaterThan(1.5);
     expect(r.code).toBe(0);

@@ -55,7 +55,7 @@ describe('EvolutionRun ranks by the run reference', () => {
       c0001: verdict([1, 10], [0.25, 2.5]), // 4x, honestly measured
       c0002: verdict([20, 200], [0.5, 5]), // 2x, but its baseline timing was 20x off: the harness says 40x
     };
-    const evaluator = { totalSlots: 1, evaluate: async (job: EvaluationJob) => ({ ...timings[job.id], host: 'scripted' }) };
+    const evaluator = { totalSlots: 1, evaluate: async (job: EvaluationJob) => ({ ...timings[job.id.replace(/-confirm\d+$/, '')], host: 'scripted' }) };
     const run = new EvolutionRun({ runId: 'r', runDir: '/tmp/r', spec, baselineSource: 'int k;\n', operators: [new TwoOperator()], evaluator, limits: { budget: 5 } });
     const summary = await run.run();
     expect(run.candidates[2].verdict!.speedup).toBeCloseTo(40, 6);
