@@ -31,10 +31,56 @@ function eligible(view: SelectionView, req: SelectionRequest, includeFailed = fa
     && (scoreOf(c) > 0 || (includeFailed && !!req.repairs && c.operator !== 'baseline' && c.verdict?.status !== 'static_rejected')));
 }
 
-/** Always expand the best correct candidate not yet exhausted (ties: the earlier one). */
+/** Failures an operator can learn from; a static rejection repeats whatever the operator did not read. */
+const REPAIRABLE = new Set(['compile_error', 'incorrect', 'runtime_error', 'timeout']);
+
+export interface RepairLimits {
+  /** Only the last this many judged candidates count as recent. */
+  recent: number;
+  /** Repair attempts per failed candidate. */
+  attempts: number;
+  /** A failed repair of a failed repair ... is not repaired again past this depth. */
+  depth: number;
+}
+
+export const DEFAULT_REPAIR_LIMITS: RepairLimits = { recent: 8, attempts: 1, depth: 2 };
+
+/**
+ * The most recent failed candidate that a repairing operator has not tried to fix yet (undefined for an
+ * operator that cannot repair). A failure that is fresh carries the compiler's or the checker's exact
+ * complaint, which is what a repair prompt needs; older ones are left to the search.
+ */
+export function repairTarget(view: SelectionView, req: SelectionRequest, limits: RepairLimits = DEFAULT_REPAIR_LIMITS): Candidate | undefined {
+  if (!req.repairs) return undefined;
+  const byId = new Map(view.candidates.map((c) => [c.id, c]));
+  const repairDepth = (c: Candidate): number => {
+    let n = 0;
+    for (let x: Candidate | undefined = c; x?.mode === 'repair'; x = byId.get(x.parents[0])) n++;
+    return n;
+  };
+  const judged = view.candidates.filter((c) => c.state === 'done' && c.verdict);
+  const recent = judged.sort((a, b) => (a.timings.finishedAt ?? 0) - (b.timings.finishedAt ?? 0)).slice(-limits.recent);
+  for (let i = recent.length - 1; i >= 0; i--) {
+    const c = recent[i];
+    if (c.operator === 'baseline' || !REPAIRABLE.has(c.verdict!.status)) continue;
+    if (view.isExhausted(req.operator, c.id) || view.expansions(c.id) >= limits.attempts) continue;
+    if (repairDepth(c) >= limits.depth) continue;
+    return c;
+  }
+  return undefined;
+}
+
+/**
+ * Always expand the best correct candidate not yet exhausted (ties: the earlier one); an operator that repairs
+ * gets a fresh failure first (each one once), so with the default policy an LLM still sees its own mistakes.
+ */
 export class GreedyPolicy implements SelectionPolicy {
   readonly name = 'greedy';
+  constructor(private readonly repair: RepairLimits = DEFAULT_REPAIR_LIMITS) {}
+
   select(view: SelectionView, req: SelectionRequest): Candidate | undefined {
+    const broken = repairTarget(view, req, this.repair);
+    if (broken) return broken;
     let best: Candidate | undefined;
     for (const c of eligible(view, req)) if (!best || scoreOf(c) > scoreOf(best)) best = c;
     return best;
@@ -104,7 +150,7 @@ export class IslandPolicy implements SelectionPolicy {
       for (const c of pool) if (island(c) === want && (!best || scoreOf(c) > scoreOf(best))) best = c;
       if (best) return best;
     }
-    return new GreedyPolicy().select(view, req);
+    return new GreedyPolicy({ ...DEFAULT_REPAIR_LIMITS, attempts: 0 }).select(view, req);
   }
 }
 

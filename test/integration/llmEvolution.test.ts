@@ -81,6 +81,7 @@ interface RunResult {
 
 async function evolve(script: Script, opts: {
   stream: boolean; budget: number; fallback?: ScriptStep; llm?: Partial<LlmOperatorOptions>; workspace?: string; withTuner?: boolean;
+  draftBudget?: number;
 }): Promise<RunResult> {
   const server = new ScriptedLlmServer(script, { fallback: opts.fallback });
   await server.start();
@@ -97,6 +98,7 @@ async function evolve(script: Script, opts: {
     runId: store.runId, runDir: store.runDir, spec, baselineSource, operators,
     evaluator: new HostPool([new LocalHost({ workdir: path.join(scratch, 'work') })]),
     limits: { budget: opts.budget },
+    draftBudget: opts.draftBudget,
   });
   run.on(store.listener);
   run.on((e) => events.push(e));
@@ -189,6 +191,24 @@ describe('an LLM-driven run through endpoint trouble', () => {
     expect(r.summary.best?.operator).toBe('tune');
     const reasons = invalidReasons(r.events);
     expect(reasons.some((x) => /refused the API key .*set OPENAI_API_KEY/.test(x))).toBe(true);
+  });
+});
+
+describe('repair under the default (greedy) policy', () => {
+  it('hands the broken candidate back to the LLM with the compiler error, and judges the repair', async () => {
+    // the second answer is the fix only when the prompt asks for a repair; asked to improve, it is garbage
+    const r = await evolve([answer(BROKEN), (req) => answer(/# Task: repair `matmul`/.test(JSON.stringify(req.body?.messages)) ? FAST : GARBAGE)],
+      { stream: false, budget: 2, draftBudget: 1, fallback: answer(GARBAGE), llm: { crossoverEvery: 0 } });
+    const broken = r.run.candidates.find((c) => c.source.includes('UNROLL_K'))!;
+    expect(broken.verdict?.status).toBe('compile_error');
+    const prompt = r.server.userPrompt(1);
+    expect(prompt).toContain(`# Task: repair \`matmul\``);
+    expect(prompt).toContain(`FAILED: compile_error`);
+    expect(prompt).toMatch(/.UNROLL_K. was not declared in this scope/);
+    const repaired = r.run.candidates.find((c) => c.mode === 'repair');
+    expect(repaired?.parents).toEqual([broken.id]);
+    expect(repaired?.verdict?.status).toBe('ok');
+    expect(r.summary.best?.id).toBe(repaired!.id);
   });
 });
 

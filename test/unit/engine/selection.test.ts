@@ -31,6 +31,35 @@ describe('GreedyPolicy', () => {
   });
 });
 
+describe('GreedyPolicy and repairs', () => {
+  const judged = (c: Candidate, at: number): Candidate => ({ ...c, timings: { proposedAt: 0, finishedAt: at } });
+  const run = [
+    judged(cand('c0000', [], 1), 1),
+    judged(cand('c0001', [], 2.0, 'draft'), 2),
+    judged(cand('c0002', [], 'static_rejected', 'draft'), 3),
+    judged(cand('c0003', ['c0001'], 'compile_error', 'improve'), 4),
+    judged(cand('c0004', ['c0003'], 'incorrect', 'repair'), 5),
+    judged(cand('c0005', ['c0004'], 'runtime_error', 'repair'), 6),
+  ];
+  const p = new GreedyPolicy();
+
+  it('hands the latest fresh failure to an operator that repairs, never to one that cannot', () => {
+    // c0005 is a failed repair of a failed repair: past the depth, so its parent c0004 gets the repair
+    expect(p.select(view(run), { operator: 'llm', repairs: true })!.id).toBe('c0004');
+    expect(p.select(view(run), { operator: 'tune' })!.id).toBe('c0001');
+  });
+
+  it('tries each failure once, skips static rejections, then refines the best again', () => {
+    expect(p.select(view(run, [], { c0004: 1 }), { operator: 'llm', repairs: true })!.id).toBe('c0003');
+    expect(p.select(view(run, [], { c0004: 1, c0003: 1 }), { operator: 'llm', repairs: true })!.id).toBe('c0001');
+  });
+
+  it('leaves failures older than the recent window to the search', () => {
+    const older = [...run.slice(0, 4), ...[7, 8, 9, 10, 11, 12, 13, 14, 15].map((t) => judged(cand(`c00${t}`, ['c0001'], 1.5, 'improve'), t))];
+    expect(p.select(view(older), { operator: 'llm', repairs: true })!.id).toBe('c0001');
+  });
+});
+
 describe('UcbPolicy', () => {
   it('prefers the best while it is fresh, then explores candidates expanded less often', () => {
     const p = new UcbPolicy(0.5);
