@@ -7,12 +7,21 @@ export class Workbench {
 
   /** Runs a command by its title from the command palette, as a user types it. */
   async runCommand(title: string): Promise<void> {
-    await this.page.keyboard.press('F1');
     const input = this.page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill(`>${title}`);
     const item = this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-    await item.waitFor({ state: 'visible', timeout: 30_000 });
+    // A second try: right after a reload the palette can open before the extensions' commands are listed.
+    for (let attempt = 1; ; attempt++) {
+      await this.page.keyboard.press('F1');
+      await input.waitFor({ state: 'visible' });
+      await input.fill(`>${title}`);
+      try {
+        await item.waitFor({ state: 'visible', timeout: 20_000 });
+        break;
+      } catch (e) {
+        await this.page.keyboard.press('Escape');
+        if (attempt === 2) throw e;
+      }
+    }
     await input.press('Enter');
     await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
   }
@@ -48,7 +57,11 @@ export class Workbench {
   }
 
   async dismissNotifications(): Promise<void> {
-    for (const b of await this.page.locator('.notification-toast .codicon-notifications-clear').all()) await b.click().catch(() => undefined);
+    // The clear button shows on hover only; a toast that is already gone needs nothing.
+    for (const toast of await this.page.locator('.notification-toast').all()) {
+      await toast.hover({ timeout: 1000 }).catch(() => undefined);
+      await toast.locator('.codicon-notifications-clear').click({ timeout: 1000 }).catch(() => undefined);
+    }
   }
 
   /** Drags the side bar's edge to make it wider (the panel's table and diff read better). */
