@@ -8,6 +8,7 @@ import { evolveCommand } from '../../src/cli/evolveCommand';
 import { EvolveProgress } from '../../src/cli/evolveProgress';
 import { usageText } from '../../src/cli/evolveReport';
 import { RunStore } from '../../src/engine/runStore';
+import type { EngineEvent } from '../../src/engine/events';
 import type { KernelSpec } from '../../src/engine/spec';
 
 const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'cpp', sourcePath: '/x/matmul.cpp', kernel: 'matmul' };
@@ -44,5 +45,36 @@ describe('SSH prompts', () => {
     delete process.env.KERNELEVOLVE_ACCEPT_NEW_HOST_KEY;
     await expect(evolveCommand(['--spec', '/nonexistent/spec.py', '--accept-new-host-key'])).rejects.toThrow();
     expect(process.env.KERNELEVOLVE_ACCEPT_NEW_HOST_KEY).toBeUndefined();
+  });
+});
+
+describe('the llm operator in kernelevolve evolve', () => {
+  it('sends its retry notices to the run\'s listener (the progress display), not to raw stderr', async () => {
+    const { createOperators } = await import('../../src/cli/evolveCommand');
+    const { ScriptedLlmServer } = await import('../support/scriptedLlmServer');
+    const server = new ScriptedLlmServer([{ kind: 'status', status: 429, retryAfter: '0.05' }, { kind: 'answer', content: 'No code.' }]);
+    await server.start();
+    const saved = { url: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
+    process.env.OPENAI_BASE_URL = server.baseURL;
+    process.env.OPENAI_API_KEY = 'k';
+    const events: EngineEvent[] = [];
+    const written: string[] = [];
+    const write = process.stderr.write;
+    try {
+      const spec2: KernelSpec = { ...spec, specPath: path.resolve(__dirname, '../../examples/cpp/matmul_blocked/spec.py') };
+      const [op] = await createOperators({ spec: spec2, config: { hosts: [] } as never, onEvent: (e) => events.push(e),
+        options: { operators: ['llm'], model: 'gpt-4o-mini', policy: 'greedy', hosts: [], jobTimeoutS: 60, profile: false } });
+      process.stderr.write = ((s: string) => (written.push(String(s)), true)) as typeof process.stderr.write;
+      await op.propose({ spec: spec2, baselineSource: 'extern "C" void matmul() {}\n', candidates: [], seen: new Set() });
+    } finally {
+      process.stderr.write = write;
+      process.env.OPENAI_BASE_URL = saved.url;
+      process.env.OPENAI_API_KEY = saved.key;
+      if (saved.url === undefined) delete process.env.OPENAI_BASE_URL;
+      if (saved.key === undefined) delete process.env.OPENAI_API_KEY;
+      await server.stop();
+    }
+    expect(events.some((e) => e.type === 'log' && /retrying/.test(e.message) && /429/.test(e.message))).toBe(true);
+    expect(written.join('')).not.toMatch(/retrying/);
   });
 });
