@@ -22,6 +22,8 @@ out_lock = threading.Lock()
 jobs = {}
 cancelled = set()  # kills that arrived before their job's process existed
 jobs_lock = threading.Lock()
+to_clean = set()  # finished jobs whose folders are not removed yet
+shutting_down = False
 
 
 def send(msg):
@@ -41,24 +43,27 @@ def kill_group(pgid):
 def run_job(msg):
     job_id = msg["id"]
     job_dir = msg["dir"]
-    try:
-        os.makedirs(job_dir, exist_ok=True)
-        for name, text in msg.get("files", {}).items():
-            path = os.path.join(job_dir, name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-        env = dict(os.environ)
-        env.update(msg.get("env", {}))
-        argv = [sys.executable if a == "{python}" else a for a in msg["argv"]]
-        started = time.time()
-        proc = subprocess.Popen(argv, cwd=job_dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-    except Exception as e:
-        send({"id": job_id, "event": "error", "message": "%s: %s" % (type(e).__name__, e)})
-        shutil.rmtree(job_dir, ignore_errors=True)
-        return
+    # Preparing under the lock means a shutdown never races a job half set up: it sees every folder there is.
     with jobs_lock:
+        if shutting_down:
+            return
+        try:
+            os.makedirs(job_dir, exist_ok=True)
+            for name, text in msg.get("files", {}).items():
+                path = os.path.join(job_dir, name)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
+            env = dict(os.environ)
+            env.update(msg.get("env", {}))
+            argv = [sys.executable if a == "{python}" else a for a in msg["argv"]]
+            started = time.time()
+            proc = subprocess.Popen(argv, cwd=job_dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+        except Exception as e:
+            send({"id": job_id, "event": "error", "message": "%s: %s" % (type(e).__name__, e)})
+            shutil.rmtree(job_dir, ignore_errors=True)
+            return
         jobs[job_id] = (proc, job_dir)
         if job_id in cancelled:
             kill_group(proc.pid)
@@ -75,12 +80,16 @@ def run_job(msg):
     kill_group(proc.pid)
     with jobs_lock:
         jobs.pop(job_id, None)
+        if not msg.get("keep"):
+            to_clean.add(job_dir)
     send({"id": job_id, "event": "exit", "code": proc.returncode, "timed_out": timed_out,
           "stdout": stdout.decode("utf-8", "replace"), "stderr": stderr.decode("utf-8", "replace")[-20000:],
           "elapsed_ms": elapsed_ms})
-    # Cleaning up is off the critical path: the verdict is already on its way.
+    # Cleaning up is off the critical path: the verdict is already on its way (a shutdown cleans what is left).
     if not msg.get("keep"):
         shutil.rmtree(job_dir, ignore_errors=True)
+        with jobs_lock:
+            to_clean.discard(job_dir)
 
 
 def main():
@@ -103,15 +112,21 @@ def main():
                 else:
                     kill_group(entry[0].pid)
     # stdin closed: the client is gone; take every job with us, and its folder.
+    global shutting_down
     with jobs_lock:
-        for proc, job_dir in jobs.values():
-            kill_group(proc.pid)
-        for proc, job_dir in jobs.values():
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-            shutil.rmtree(job_dir, ignore_errors=True)
+        shutting_down = True
+        running = list(jobs.values())
+        finished = list(to_clean)
+    for proc, job_dir in running:
+        kill_group(proc.pid)
+    for proc, job_dir in running:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        shutil.rmtree(job_dir, ignore_errors=True)
+    for job_dir in finished:
+        shutil.rmtree(job_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
