@@ -74,6 +74,9 @@ def compare(k: int, cand: np.ndarray, cand_dtype: str, ref: np.ndarray, ref_dtyp
         if mismatch.any():
             idx = np.unravel_index(int(np.argmax(mismatch)), ref.shape)
             return f"output {k} is {c[idx]} at index {_where(idx)} where the reference is {r[idx]}"
+    if not r_finite.any():
+        return (f"the reference for output {k} is NaN or Inf everywhere, so nothing can be checked; if the kernel "
+                f"reads that argument, list it in INPLACE rather than OUTPUTS (OUTPUTS are poisoned before each call)")
     rtol, atol = tolerance(ref_dtype, ref, spec_tol)
     if special.any():
         cf, rf = c[r_finite], r[r_finite]

@@ -51,3 +51,10 @@ def test_integers_must_match_exactly() -> None:
     c[3] = 4
     msg = compare(0, c, "int32", r, "int32", {})
     assert "index [3]" in msg and "1 of 10" in msg
+
+
+def test_a_reference_that_is_nan_everywhere_says_what_to_fix_in_the_spec() -> None:
+    # An argument that the kernel reads but the spec lists in OUTPUTS is poisoned, so the reference is NaN.
+    r = np.full((4, 4), np.nan, np.float32)
+    msg = compare(0, r.copy(), "float32", r, "float32", {})
+    assert msg is not None and "INPLACE" in msg and "NaN or Inf everywhere" in msg
