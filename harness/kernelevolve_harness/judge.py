@@ -207,6 +207,8 @@ class Judge:
         self.rng = secrets.SystemRandom()
         self.stage = "compile"
         self.t0 = time.monotonic()
+        # Seconds spent in each stage, reported in every verdict (where an evaluation's time goes).
+        self.stages: Dict[str, float] = {}
 
     def timeout(self, stage: str) -> float:
         return TIMEOUTS[stage] * self.scale
@@ -219,6 +221,7 @@ class Judge:
             out: Dict[str, Any] = {"status": v.status, "reason": v.reason}
             if self.compile_stats:
                 out["compile"] = self.compile_stats
+            out["stages"] = self._stage_times()
             log = "\n".join(x for x in (self.log, v.log) if x)
             if log:
                 out["log"] = _tail(log)
@@ -245,7 +248,9 @@ class Judge:
             raise SpecError(f"The baseline {self.baseline_path} does not build; fix it first:\n{_tail(base_build.log, 2000)}")
         self.ref = self._start("reference", base_build)
         self.worker = self._start("candidate", base_build)
+        t = time.monotonic()
         cand_build = self.backend.build(self.opts.candidate, self.workdir, self.timeout("compile"), kernel)
+        self.stages["compile_s"] = time.monotonic() - t
         self.compile_stats = dict(cand_build.stats)
         self.profile_artifact = cand_build.artifact
         self.log = cand_build.log.strip()
@@ -273,9 +278,16 @@ class Judge:
         self.threads_allowed = threads_allowed
         self.worker.send({"type": "candidate", "candidate_artifact": cand_build.artifact, "seeds": self.seeds,
                           "outputs": self.outputs, "inplace": self.inplace, "threads_allowed": threads_allowed})
+        t = time.monotonic()
         self._expect("loaded", "load")
         self._correctness()
+        self.stages["correctness_s"] = time.monotonic() - t
         return self._timing()
+
+    def _stage_times(self) -> Dict[str, float]:
+        out = {k: round(v, 3) for k, v in self.stages.items()}
+        out["total_s"] = round(time.monotonic() - self.t0, 3)
+        return out
 
     def _read(self, path: str, flag: str) -> str:
         try:
@@ -441,7 +453,10 @@ class Judge:
         received: List[Tuple[Dict[str, Any], List[bytes]]] = []
         # Nothing else runs while the worker times: the timed outputs are checked (here, and by the reference
         # process) only after the last timed call, so neither competes with the timing for the machine.
+        t = time.monotonic()
         with device_lock(self.opts.lock):
+            self.stages["lock_wait_s"] = time.monotonic() - t
+            t = time.monotonic()
             self.worker.send(cmd)
             for i in range(n):
                 self.current = (i, None)
@@ -454,6 +469,8 @@ class Judge:
                 received.append((header, blobs))
             self.current = None
             self._expect_any("timing")  # the final message
+            self.stages["timing_s"] = time.monotonic() - t
+        t = time.monotonic()
         for i, (header, blobs) in enumerate(received):
             offset = 0
             for v in header["verify"]:
@@ -473,6 +490,7 @@ class Judge:
                          "speedup": b / c if c > 0 else float("inf"),
                          "samples": len(header["samples"]["candidate"]), "batch": header["batch"]["candidate"],
                          "method": header.get("timer", "")})
+        self.stages["verify_s"] = time.monotonic() - t
         method = ", ".join(sorted(set(methods)))
         speedup = math.exp(sum(math.log(max(r["speedup"], 1e-12)) for r in rows) / len(rows))
         verdict: Dict[str, Any] = {
@@ -485,6 +503,7 @@ class Judge:
         if self.opts.profile:
             from .profiling import profile
             verdict["profile"] = profile(self, rows, spreads)
+        verdict["stages"] = self._stage_times()
         if self.log:
             verdict["log"] = _tail(self.log)
         return verdict

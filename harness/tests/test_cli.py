@@ -41,3 +41,14 @@ def test_an_explicit_baseline_is_used(harness: Harness) -> None:
     v, _ = harness.evaluate(SPECS / "mm" / "spec.py", mm_source(NAIVE), "--baseline", str(slow))
     assert v["status"] == "ok", v
     assert v["speedup"] > 2.0, v
+
+
+def test_every_verdict_says_where_its_time_went(harness: Harness) -> None:
+    ok = harness.mm(NAIVE)
+    assert ok["status"] == "ok", ok
+    stages = ok["stages"]
+    for k in ("compile_s", "correctness_s", "lock_wait_s", "timing_s", "verify_s", "total_s"):
+        assert stages[k] >= 0, stages
+    assert stages["total_s"] >= stages["compile_s"] + stages["timing_s"]
+    broken = harness.mm("  this is not C++;\n")
+    assert broken["status"] == "compile_error" and "compile_s" in broken["stages"], broken
