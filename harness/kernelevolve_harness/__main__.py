@@ -1,4 +1,4 @@
-"""`python3 -m kernelevolve_harness evaluate|inspect|version` (the contract in DESIGN.md)."""
+"""`python3 -m kernelevolve_harness evaluate|inspect|version` (the contract in docs/harness.md)."""
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,4 @@
-"""Loading and validating a kernel spec (the contract in DESIGN.md).
+"""Loading and validating a kernel spec (the contract in docs/harness.md).
 
 The judge only reads the spec's header (BACKEND, SOURCE, KERNEL) from its syntax tree, so it never runs the
 spec's imports (torch costs seconds); the whole module is imported and validated in the reference process,

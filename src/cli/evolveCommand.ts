@@ -1,5 +1,5 @@
 // `kernelevolve evolve`: runs the search headless. Progress goes to stderr; stdout gets the leaderboard and
-// the best variant's diff, or with --json exactly one JSON object (DESIGN.md).
+// the best variant's diff, or with --json exactly one JSON object (docs/engine.md).
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Candidate } from '../engine/candidate';

@@ -36,7 +36,7 @@ export function parseSpecText(text: string, specPath: string): KernelSpec {
   if (missing.length) {
     throw new SpecError(
       `${where} does not define ${missing.join(', ')} as a plain string at module level; ` +
-        `a spec needs e.g. BACKEND = "cpp", SOURCE = "kernel.cpp", KERNEL = "my_kernel" (see DESIGN.md).`,
+        `a spec needs e.g. BACKEND = "cpp", SOURCE = "kernel.cpp", KERNEL = "my_kernel" (see docs/harness.md).`,
     );
   }
   const backend = stringConstant(text, 'BACKEND')!;

@@ -1,5 +1,5 @@
 // The harness's verdict on one candidate, exactly as `kernelevolve_harness evaluate --json` prints it
-// (the contract in DESIGN.md). Everything that reads verdicts reads this type.
+// (the contract in docs/harness.md). Everything that reads verdicts reads this type.
 
 export const VERDICT_STATUSES = [
   'ok',

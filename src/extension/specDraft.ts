@@ -40,7 +40,7 @@ function npType(type: string): [string, string] {
 function header(kind: string, source: string, kernel: string, how: string): string {
   return `# KernelEvolve spec for ${kernel} in ${source} — drafted by KernelEvolve (${how}).\n` +
     `# Review it before evolving: the shapes, the inputs and the way launch() calls the kernel must match how\n` +
-    `# the kernel is really used. See DESIGN.md for every field.\n`;
+    `# the kernel is really used. See docs/harness.md in KernelEvolve for every field.\n`;
 }
 
 function cppDraft(site: KernelSite, sourceName: string): string {

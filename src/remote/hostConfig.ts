@@ -1,4 +1,4 @@
-// The config of DESIGN.md (`--config FILE`, and what the extension's settings hold): hosts and the LLM.
+// The config (docs/remote.md) (`--config FILE`, and what the extension's settings hold): hosts and the LLM.
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import type { Host } from './host';

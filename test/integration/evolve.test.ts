@@ -1,5 +1,5 @@
 // `kernelevolve evolve` with the tuner on the local host and the real harness (g++, numpy): the JSON of
-// DESIGN.md, the run store, a SIGKILL mid-evaluation followed by --resume that judges nothing twice, and
+// docs/engine.md, the run store, a SIGKILL mid-evaluation followed by --resume that judges nothing twice, and
 // Ctrl-C that stops cleanly with exit 130.
 import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -46,7 +46,7 @@ async function waitFor(cond: () => boolean, timeoutMs: number): Promise<void> {
 }
 
 describe('kernelevolve evolve (local host, real harness)', () => {
-  it('improves the badly blocked matmul and prints the JSON object of DESIGN.md', async () => {
+  it('improves the badly blocked matmul and prints the JSON object of docs/engine.md', async () => {
     const out = path.join(dir, 'json');
     const r = await cli(['evolve', '--spec', SPEC, '--operators', 'tune', '--budget', '6', '--out', out, '--json']);
     const obj = JSON.parse(r.stdout);
