@@ -19,6 +19,8 @@ export interface CandidateRow {
   reason?: string;
   proposedAt: number;
   finishedAt?: number;
+  /** A leader judged once more at the end: `confirmed` (speedup is then the confirmed score), or `lost` (not ok the second time). */
+  confirmation?: 'confirmed' | 'lost';
 }
 
 export interface BestPoint {
@@ -44,8 +46,11 @@ export interface RunHeader {
   used?: number;
   budget?: number;
   etaS?: number;
-  best?: { id: string; speedup: number };
+  /** `confirmed`: judged again at the end, `speedup` is the confirmed figure. */
+  best?: { id: string; speedup: number; confirmed?: boolean };
   invalidProposals: number;
+  /** The run was asked to stop and the engine is judging the leaders once more (a second Stop skips that). */
+  confirming?: boolean;
 }
 
 /** Everything the panel shows of one run. */
@@ -110,6 +115,8 @@ export interface CandidateDetails {
   profile: ProfileFacts;
   log?: string;
   diff: DiffLine[];
+  /** The leader's confirmation: its first measurement and each re-judging (harness speedups), and the score it keeps. */
+  confirmation?: { state: 'confirmed' | 'lost'; score: number; measurements: { status: string; speedup?: number; reason?: string }[] };
   /** True when this candidate can be previewed / accepted (a correct, faster variant). */
   acceptable: boolean;
 }

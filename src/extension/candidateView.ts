@@ -5,6 +5,8 @@ import type { Candidate } from '../engine/candidate';
 import type { Verdict } from '../engine/verdict';
 import type { CandidateDetails, ProfileFacts } from '../protocol';
 import { highlightedDiff } from './diffHighlighter';
+import { confirmationOf } from './runState';
+import { scoreOf } from '../engine/runReference';
 
 /** Names the harness (and Nsight Compute) use for the same quantity. */
 const ALIASES: Record<Exclude<keyof ProfileFacts, 'other' | 'bottleneck'>, string[]> = {
@@ -60,9 +62,18 @@ export function compileStats(verdict: Verdict | undefined): Record<string, strin
   return Object.fromEntries(Object.entries(flatten(verdict?.compile)).filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => [k, short(v)]));
 }
 
-/** Whether accepting this candidate makes sense: judged correct and faster than the baseline. */
+/** Whether accepting this candidate makes sense: judged correct and faster than the baseline, and not a leader
+ *  that failed when judged again (nondeterministic). */
 export function isAcceptable(c: Candidate): boolean {
-  return c.verdict?.status === 'ok' && (c.verdict.speedup ?? 0) > 1 && c.operator !== 'baseline';
+  return c.verdict?.status === 'ok' && (c.verdict.speedup ?? 0) > 1 && c.operator !== 'baseline' && confirmationOf(c) !== 'lost';
+}
+
+/** The first measurement and each confirmation, as the details pane lists them. */
+export function confirmationDetails(c: Candidate): CandidateDetails['confirmation'] {
+  const state = confirmationOf(c);
+  if (!state || !c.verdict) return undefined;
+  const m = (v: Verdict) => ({ status: v.status, ...(v.status === 'ok' && v.speedup !== undefined ? { speedup: v.speedup } : {}), ...(v.status !== 'ok' && v.reason ? { reason: v.reason } : {}) });
+  return { state, score: scoreOf(c), measurements: [c.verdict, ...(c.confirmations ?? [])].map(m) };
 }
 
 export async function candidateDetails(runId: string, c: Candidate, baseline: Candidate | undefined, sourcePath: string): Promise<CandidateDetails> {
@@ -75,7 +86,8 @@ export async function candidateDetails(runId: string, c: Candidate, baseline: Ca
     parents: c.parents,
     status: v?.status,
     reason: v?.reason,
-    speedup: v?.speedup,
+    speedup: confirmationOf(c) === 'confirmed' ? scoreOf(c) : v?.speedup,
+    confirmation: confirmationDetails(c),
     host: c.placement?.host ?? v?.host,
     rationale: c.rationale,
     knobs: c.knobs,

@@ -10,7 +10,7 @@ import { RunStore } from '../engine/runStore';
 import type { KernelSpec } from '../engine/spec';
 import { loadSpec } from '../engine/spec';
 import { TuneOperator } from '../engine/tuneOperator';
-import { fitness } from '../engine/verdict';
+import { scoreOf } from '../engine/runReference';
 import { createHosts, type HostOptions } from '../remote/hostConfig';
 import '../remote/hosts';
 import { HostPool } from '../remote/hostPool';
@@ -28,6 +28,8 @@ export interface EvolveRequest {
   hostOptions?: HostOptions;
   onEvent: (event: EngineEvent) => void;
   signal: AbortSignal;
+  /** Aborted on a second Stop: the run ends at once, without confirming its leaders. */
+  quit?: AbortSignal;
 }
 
 export interface StoredRun {
@@ -74,6 +76,7 @@ export async function runEvolution(req: EvolveRequest): Promise<RunSummary> {
       limits: { budget: req.settings.budget, timeS: req.settings.timeMinutes ? req.settings.timeMinutes * 60 : undefined, plateau: req.settings.plateau, target: req.settings.targetSpeedup },
       resume: loaded ? { candidates: loaded.candidates, used: loaded.record.counters.used, duplicates: loaded.record.counters.duplicates, invalid: loaded.record.counters.invalid } : undefined,
       signal: req.signal,
+      quit: req.quit,
     });
     run.on(store.listener); // persisted before the editor sees it
     run.on(req.onEvent);
@@ -83,14 +86,15 @@ export async function runEvolution(req: EvolveRequest): Promise<RunSummary> {
   }
 }
 
-/** Best speedup so far, as the candidates were judged. */
+/** Best speedup so far, as the candidates were judged: the engine's score (against the run's baseline timings;
+ *  a confirmed leader's confirmed figure, 0 for one that lost its place), as the live run reports it. */
 export function bestOverTime(candidates: readonly Candidate[], startedAt: number): BestPoint[] {
   const judged = candidates.filter((c) => c.verdict && c.operator !== 'baseline' && c.parents.length > 0)
     .sort((a, b) => (a.timings.finishedAt ?? a.timings.proposedAt) - (b.timings.finishedAt ?? b.timings.proposedAt));
   const points: BestPoint[] = [];
   let best = 0;
   for (const c of judged) {
-    const f = fitness(c.verdict);
+    const f = scoreOf(c);
     if (f > best) {
       best = f;
       points.push({ t: Math.max(0, (c.timings.finishedAt ?? c.timings.proposedAt) - startedAt), speedup: f, id: c.id });
@@ -118,7 +122,7 @@ export async function listStoredRuns(storeRoot: string): Promise<StoredRun[]> {
         runId: r.runId, runDir: loaded.store.runDir, kernel: r.spec.kernel, specPath: r.spec.specPath, sourcePath: r.spec.sourcePath,
         status, startedAt, reason: r.error?.message ?? r.reason, evaluated: r.counters.evaluated, used: r.counters.used,
         budget: typeof r.options.budget === 'number' ? r.options.budget : undefined,
-        best: r.best && r.best.status === 'ok' ? { id: r.best.id, speedup: r.best.speedup } : undefined,
+        best: r.best && r.best.status === 'ok' ? { id: r.best.id, speedup: r.best.speedup, ...((r.best as RunSummary['best'])?.confirmed ? { confirmed: true } : {}) } : undefined,
         invalidProposals: r.counters.invalid,
       },
       candidates: loaded.candidates,

@@ -14,6 +14,8 @@ import type { EvolveSettings } from './settings';
 
 interface ActiveRun {
   controller: AbortController;
+  /** Aborted by a second Stop: the engine skips confirming the leaders. */
+  quit: AbortController;
   done: Promise<void>;
 }
 
@@ -99,7 +101,7 @@ export class RunManager implements vscode.Disposable {
       if (ev.type === 'log' || ev.type === 'run-finished') this.log.appendLine(`[${state.runId}] ${ev.type === 'log' ? ev.message : `finished: ${ev.reason}${ev.error ? ' — ' + ev.error.message : ''}`}`);
       this.forward(state, ev);
     };
-    const active: ActiveRun = { controller, done: Promise.resolve() };
+    const active: ActiveRun = { controller, quit: new AbortController(), done: Promise.resolve() };
     active.done = runEvolution({
       specPath: launch.spec.specPath,
       settings: launch.settings,
@@ -109,6 +111,7 @@ export class RunManager implements vscode.Disposable {
       hostOptions: launch.hostOptions,
       onEvent,
       signal: controller.signal,
+      quit: active.quit.signal,
     }).then(
       () => undefined,
       (e: Error) => {
@@ -123,7 +126,7 @@ export class RunManager implements vscode.Disposable {
       if (state) {
         this.active.delete(state.runId);
         if (state.view.status === 'running') {
-          this.updateEmitter.fire(state.apply({ runId: state.runId, header: { status: 'stopped', reason: 'stopped' } }));
+          this.updateEmitter.fire(state.apply({ runId: state.runId, header: { status: 'stopped', reason: 'stopped', confirming: undefined } }));
         }
         this.runsEmitter.fire(undefined);
       }
@@ -136,10 +139,17 @@ export class RunManager implements vscode.Disposable {
     if (delta) this.updateEmitter.fire(delta);
   }
 
+  /** The first Stop ends the search and lets the engine confirm the leaders (the panel says so); a second
+   *  Stop, while that goes on, ends the run at once. Resolves once the run has ended. */
   async stop(runId: string): Promise<boolean> {
     const a = this.active.get(runId);
     if (!a) return false;
-    a.controller.abort();
+    if (a.controller.signal.aborted) a.quit.abort();
+    else {
+      a.controller.abort();
+      const state = this.runs.get(runId);
+      if (state?.view.status === 'running') this.updateEmitter.fire(state.apply({ runId, header: { confirming: true } }));
+    }
     await a.done;
     return true;
   }
@@ -180,7 +190,7 @@ export class RunManager implements vscode.Disposable {
   }
 
   dispose(): void {
-    for (const a of this.active.values()) a.controller.abort();
+    for (const a of this.active.values()) { a.controller.abort(); a.quit.abort(); }
     this.store.dispose();
   }
 }

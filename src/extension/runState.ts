@@ -3,10 +3,18 @@
 // that is applied here and forwarded to the panel, so the host's state is always what the panel would show.
 import type { Candidate } from '../engine/candidate';
 import type { EngineEvent } from '../engine/events';
+import { scoreOf } from '../engine/runReference';
 import type { CandidateRow, RunDelta, RunHeader, RunStatus, RunView } from '../protocol';
 import { applyDelta, rowIndex } from '../webview/runModel';
 
+/** A leader's confirmation: none yet, kept its place (confirmed), or not ok when judged again (lost). */
+export function confirmationOf(c: Candidate): CandidateRow['confirmation'] {
+  if (!c.confirmations?.length) return undefined;
+  return c.confirmations.every((v) => v.status === 'ok') && scoreOf(c) > 0 ? 'confirmed' : 'lost';
+}
+
 export function rowOf(c: Candidate): CandidateRow {
+  const confirmation = confirmationOf(c);
   return {
     id: c.id,
     parents: c.parents,
@@ -14,11 +22,13 @@ export function rowOf(c: Candidate): CandidateRow {
     mode: c.mode,
     state: c.state,
     status: c.verdict?.status,
-    speedup: c.verdict?.status === 'ok' ? c.verdict.speedup : undefined,
+    // A re-judged leader shows the figure the engine keeps for it (the confirmed score, 0 once it lost its place).
+    speedup: c.verdict?.status !== 'ok' ? undefined : confirmation ? scoreOf(c) : c.verdict.speedup,
     host: c.placement?.host ?? c.verdict?.host,
     reason: c.verdict?.reason,
     proposedAt: c.timings.proposedAt,
     finishedAt: c.timings.finishedAt,
+    ...(confirmation ? { confirmation } : {}),
   };
 }
 
@@ -76,6 +86,9 @@ export class RunState {
         }
         case 'best-improved':
           return { runId, header: { best: { id: ev.id, speedup: ev.speedup } }, points: [{ t: Math.max(0, ev.at - this.view.startedAt), speedup: ev.speedup, id: ev.id }] };
+        case 'candidate-confirmed':
+          this.candidates.set(ev.candidate.id, ev.candidate);
+          return { runId, rows: [rowOf(ev.candidate)], header: { confirming: true } };
         case 'proposal-invalid':
           return { runId, header: { invalidProposals: this.view.invalidProposals + 1 }, log: [{ level: 'warn', message: `${ev.invalid.operator}: ${ev.invalid.reason}`, at: ev.at }] };
         case 'progress':
@@ -84,8 +97,10 @@ export class RunState {
           return { runId, log: [{ level: ev.level, message: ev.message, at: ev.at }] };
         case 'run-finished': {
           const status: RunStatus = ev.reason === 'stopped' ? 'stopped' : ev.reason === 'error' ? 'failed' : 'finished';
-          const best = ev.summary.best && ev.summary.best.status === 'ok' ? { id: ev.summary.best.id, speedup: ev.summary.best.speedup } : this.view.best;
-          return { runId, header: { status, reason: ev.reason, best, etaS: undefined } };
+          // The run's final word: the confirmed best (its confirmed figure), not the last best-improved.
+          const b = ev.summary.best;
+          const best = b && b.status === 'ok' ? { id: b.id, speedup: b.speedup, ...(b.confirmed ? { confirmed: true } : {}) } : this.view.best;
+          return { runId, header: { status, reason: ev.reason, best, etaS: undefined, confirming: undefined } };
         }
         default:
           return undefined;

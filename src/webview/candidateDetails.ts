@@ -39,6 +39,14 @@ export function diffView(lines: readonly DiffLine[]): HTMLElement {
   return pre;
 }
 
+/** "confirmed 3.19x: 3.18x, 3.21x" (the score the run keeps, then each measurement), or why it lost its place. */
+export function confirmationText(c: NonNullable<CandidateDetails['confirmation']>): string {
+  const each = c.measurements.map((m) => m.status === 'ok' ? formatSpeedup(m.speedup) : m.status).join(', ');
+  if (c.state === 'confirmed') return `confirmed ${formatSpeedup(c.score)}: ${each}`;
+  const failed = c.measurements.slice(1).find((m) => m.status !== 'ok');
+  return `lost its place: judged again it was ${failed ? failed.status + (failed.reason ? ` (${failed.reason})` : '') : 'not faster'}; measurements ${each}`;
+}
+
 export function renderDetails(target: HTMLElement, d: CandidateDetails | { error: string } | undefined, actions: DetailActions): void {
   clear(target);
   if (!d) {
@@ -65,6 +73,7 @@ export function renderDetails(target: HTMLElement, d: CandidateDetails | { error
       h('div', { class: 'meta' }, `${d.operator}${d.mode && d.mode !== d.operator ? '/' + d.mode : ''}${d.host ? ' on ' + d.host : ''}${d.parents.length ? ' · from ' + d.parents.join(', ') : ''}`),
       buttons),
     section('Verdict', 'verdict', d.reason ? h('p', {}, d.reason) : undefined,
+      d.confirmation ? h('p', { class: `confirmation ${d.confirmation.state}`, 'data-testid': 'confirmation' }, confirmationText(d.confirmation)) : undefined,
       d.shapes?.length ? h('table', { class: 'shapes' },
         h('tr', {}, h('th', {}, 'shape'), h('th', {}, 'baseline ms'), h('th', {}, 'candidate ms'), h('th', {}, 'speedup')),
         ...d.shapes.map((s) => h('tr', {}, h('td', {}, s.shape), h('td', {}, s.baselineMs.toFixed(4)), h('td', {}, s.candidateMs.toFixed(4)), h('td', {}, formatSpeedup(s.speedup))))) : undefined),

@@ -118,9 +118,11 @@ export class CandidateTable {
     el.dataset.status = status;
     el.classList.toggle('selected', r.id === this.selected);
     const cells = el.children;
-    const values = [r.id, status, r.status === 'ok' ? formatSpeedup(r.speedup) : '—', r.host ?? '', r.mode && r.mode !== r.operator ? `${r.operator}/${r.mode}` : r.operator];
+    const speedup = r.status !== 'ok' ? '—' : r.confirmation === 'lost' ? 'lost its place' : `${formatSpeedup(r.speedup)}${r.confirmation === 'confirmed' ? ' confirmed' : ''}`;
+    const values = [r.id, status, speedup, r.host ?? '', r.mode && r.mode !== r.operator ? `${r.operator}/${r.mode}` : r.operator];
     values.forEach((v, i) => { if (cells[i].textContent !== v) cells[i].textContent = v; });
     (cells[1] as HTMLElement).className = `cell col-status status-${status}`;
+    (cells[2] as HTMLElement).className = `cell col-speedup${r.confirmation ? ' ' + r.confirmation : ''}`;
     if (r.reason) el.title = r.reason; else el.removeAttribute('title');
   }
 }

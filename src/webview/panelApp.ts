@@ -131,12 +131,16 @@ export class PanelApp {
       h('div', { class: 'progress-line', 'data-testid': 'progress' },
         `${r.evaluated} judged${r.budget ? ` · ${used}/${r.budget} proposals` : ''} · best `,
         h('span', { 'data-testid': 'best-speedup' }, r.best ? formatSpeedup(r.best.speedup) : '—'),
+        r.best?.confirmed ? h('span', { class: 'confirmed', 'data-testid': 'best-confirmed' }, ' confirmed') : '',
         r.invalidProposals ? ` · ${r.invalidProposals} invalid proposals` : '',
         r.etaS !== undefined && r.status === 'running' ? ` · ETA ${Math.round(r.etaS)} s` : ''),
+      r.confirming && r.status === 'running' ? h('div', { class: 'confirming', 'data-testid': 'confirming' }, 'confirming the leaders…') : '',
       pct !== undefined && r.status === 'running' ? h('vscode-progress-bar', { value: pct, max: 100 }) : '',
       h('div', { class: 'run-actions' },
         r.status === 'running'
-          ? h('vscode-button', { secondary: true, 'data-testid': 'stop-run', onclick: () => this.client.send(StopRun, { runId: r.runId }) }, 'Stop')
+          // After the first Stop the engine re-judges the leaders; Stop again ends the run without that.
+          ? h('vscode-button', { secondary: true, 'data-testid': 'stop-run', title: r.confirming ? 'End the run now, without confirming the leaders' : 'Stop the search and confirm the leaders',
+            onclick: () => this.client.send(StopRun, { runId: r.runId }) }, r.confirming ? 'Stop now' : 'Stop')
           : h('vscode-button', { secondary: true, 'data-testid': 'resume-run', onclick: () => this.client.send(ResumeRun, { runId: r.runId }) }, 'Resume'),
         r.best ? h('vscode-button', { 'data-testid': 'select-best', onclick: () => this.selectCandidate(r.best!.id) }, 'Show best') : ''),
       r.log.length ? h('div', { class: `last-log ${r.log[r.log.length - 1].level}` }, r.log[r.log.length - 1].message) : '');
