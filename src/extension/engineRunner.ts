@@ -10,7 +10,7 @@ import { RunStore } from '../engine/runStore';
 import type { KernelSpec } from '../engine/spec';
 import { loadSpec } from '../engine/spec';
 import { TuneOperator } from '../engine/tuneOperator';
-import { scoreOf } from '../engine/runReference';
+import { RunReference, scoreOf } from '../engine/runReference';
 import { createHosts, type HostOptions } from '../remote/hostConfig';
 import '../remote/hosts';
 import { HostPool } from '../remote/hostPool';
@@ -103,6 +103,17 @@ export function bestOverTime(candidates: readonly Candidate[], startedAt: number
   return points;
 }
 
+/** The scores the run ended with: each against the median of every baseline timing of the run (its verdicts and
+ *  confirmations), as the engine scores them; a stored candidate's own score is from when it was last saved. */
+export function rescore(candidates: Candidate[]): void {
+  const reference = new RunReference();
+  for (const c of candidates) {
+    reference.add(c.verdict);
+    for (const v of c.confirmations ?? []) reference.add(v);
+  }
+  for (const c of candidates) if (c.verdict) c.score = reference.score(c);
+}
+
 /** Every run in the store; one that says `running` was cut short (this window is not running it). */
 export async function listStoredRuns(storeRoot: string): Promise<StoredRun[]> {
   const dirs = await fs.readdir(storeRoot).catch(() => [] as string[]);
@@ -117,6 +128,7 @@ export async function listStoredRuns(storeRoot: string): Promise<StoredRun[]> {
     const r = loaded.record;
     const status: RunStatus = r.status === 'running' ? 'interrupted' : r.status === 'error' ? 'failed' : r.status;
     const startedAt = Date.parse(r.createdAt) || 0;
+    rescore(loaded.candidates);
     out.push({
       header: {
         runId: r.runId, runDir: loaded.store.runDir, kernel: r.spec.kernel, specPath: r.spec.specPath, sourcePath: r.spec.sourcePath,

@@ -100,7 +100,10 @@ export class RunState {
           // The run's final word: the confirmed best (its confirmed figure), not the last best-improved.
           const b = ev.summary.best;
           const best = b && b.status === 'ok' ? { id: b.id, speedup: b.speedup, ...(b.confirmed ? { confirmed: true } : {}) } : this.view.best;
-          return { runId, header: { status, reason: ev.reason, best, etaS: undefined, confirming: undefined } };
+          // The chart ends on that figure when confirming moved it.
+          const last = this.view.bestOverTime.at(-1);
+          const points = best && (last?.id !== best.id || last.speedup !== best.speedup) ? [{ t: Math.max(0, ev.at - this.view.startedAt), speedup: best.speedup, id: best.id }] : undefined;
+          return { runId, header: { status, reason: ev.reason, best, etaS: undefined, confirming: undefined }, points };
         }
         default:
           return undefined;

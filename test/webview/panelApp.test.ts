@@ -1,7 +1,7 @@
 // The side panel's logic in a DOM (happy-dom): the ready handshake, snapshot and incremental deltas, the
 // virtualized table with a thousand candidates, selection and details, and the commands it sends back.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AcceptCandidate, GetCandidateDetails, PreviewCandidate, type CandidateDetails, type CandidateRow, type Envelope, type RunView } from '../../src/protocol';
+import { AcceptCandidate, GetCandidateDetails, PreviewCandidate, StopRun, type CandidateDetails, type CandidateRow, type Envelope, type RunView } from '../../src/protocol';
 import { PanelApp } from '../../src/webview/panelApp';
 import { PanelClient } from '../../src/webview/panelClient';
 
@@ -144,5 +144,54 @@ describe('PanelApp', () => {
     const tree = root.querySelector('[data-testid="lineage-tree"]')!;
     const node3 = tree.querySelector<HTMLElement>('[data-id="c0003"]')!;
     expect(node3.closest('ul')!.parentElement!.querySelector(':scope > span')!.getAttribute('data-id')).toBe('c0002');
+  });
+  it('marks confirmed leaders and those that lost their place, and shows the confirmed best', () => {
+    notify('state/snapshot', { runs: [run(3)], selectedRunId: 'r1', run: run(3) });
+    notify('run/updated', { runId: 'r1', header: { confirming: true }, rows: [row(2, { speedup: 3.19, confirmation: 'confirmed' }), row(1, { speedup: 0, confirmation: 'lost' })] });
+    runFrames();
+    const cell = (id: string) => tableRows().find((r) => r.dataset.id === id)!.children[2];
+    expect(cell('c0002').textContent).toBe('3.19x confirmed');
+    expect(cell('c0002').classList.contains('confirmed')).toBe(true);
+    expect(cell('c0001').textContent).toBe('lost its place');
+    expect(tableRows().map((r) => r.dataset.id)).toEqual(['c0002', 'c0000', 'c0001']);
+    notify('run/updated', { runId: 'r1', header: { status: 'finished', reason: 'budget', confirming: undefined, best: { id: 'c0002', speedup: 3.19, confirmed: true } }, points: [{ t: 3000, speedup: 3.19, id: 'c0002' }] });
+    expect(root.querySelector('[data-testid="best-speedup"]')!.textContent).toBe('3.19x');
+    expect(root.querySelector('[data-testid="best-confirmed"]')!.textContent).toBe(' confirmed');
+    expect(root.querySelector('[data-testid="confirming"]')).toBeNull();
+  });
+
+  it('says it is confirming the leaders after the first Stop; Stop again is "Stop now"', () => {
+    notify('state/snapshot', { runs: [run(3)], selectedRunId: 'r1', run: run(3) });
+    const stop = () => root.querySelector<HTMLElement>('[data-testid="stop-run"]')!;
+    expect(stop().textContent).toBe('Stop');
+    expect(root.querySelector('[data-testid="confirming"]')).toBeNull();
+    stop().click();
+    notify('run/updated', { runId: 'r1', header: { confirming: true } });
+    expect(root.querySelector('[data-testid="confirming"]')!.textContent).toBe('confirming the leaders…');
+    expect(stop().textContent).toBe('Stop now');
+    stop().click();
+    expect(host.sent.filter((m) => m.kind === 'command' && m.method === StopRun.method)).toHaveLength(2);
+    notify('run/updated', { runId: 'r1', header: { status: 'stopped', reason: 'stopped', confirming: undefined } });
+    expect(root.querySelector('[data-testid="confirming"]')).toBeNull();
+    expect(root.querySelector('[data-testid="resume-run"]')).not.toBeNull();
+  });
+
+  it('lists a leader\'s confirmation measurements in its details', async () => {
+    notify('state/snapshot', { runs: [run(3)], selectedRunId: 'r1', run: run(3) });
+    const base = { runId: 'r1', operator: 'tune', parents: ['c0000'], status: 'ok', compile: {}, profile: { other: {} }, diff: [], acceptable: true };
+    host.details.set('c0002', { ...base, id: 'c0002', speedup: 3.19,
+      confirmation: { state: 'confirmed', score: 3.19, measurements: [{ status: 'ok', speedup: 3.18 }, { status: 'ok', speedup: 3.21 }] } });
+    host.details.set('c0001', { ...base, id: 'c0001', speedup: 2.4, acceptable: false,
+      confirmation: { state: 'lost', score: 0, measurements: [{ status: 'ok', speedup: 2.4 }, { status: 'wrong_result', reason: 'max error 0.5 at shape n=64' }] } });
+    app.selectCandidate('c0002');
+    await flush();
+    await flush();
+    expect(root.querySelector('[data-testid="confirmation"]')!.textContent).toBe('confirmed 3.19x: 3.18x, 3.21x');
+    expect(root.querySelector('[data-testid="detail-speedup"]')!.textContent).toBe('3.19x');
+    app.selectCandidate('c0001');
+    await flush();
+    await flush();
+    expect(root.querySelector('[data-testid="confirmation"]')!.textContent).toBe('lost its place: judged again it was wrong_result (max error 0.5 at shape n=64); measurements 2.40x, wrong_result');
+    expect(root.querySelector('[data-testid="accept-candidate"]')).toBeNull();
   });
 });
