@@ -103,7 +103,9 @@ export class RunState {
           // The chart ends on that figure when confirming moved it.
           const last = this.view.bestOverTime.at(-1);
           const points = best && (last?.id !== best.id || last.speedup !== best.speedup) ? [{ t: Math.max(0, ev.at - this.view.startedAt), speedup: best.speedup, id: best.id }] : undefined;
-          return { runId, header: { status, reason: ev.reason, best, etaS: undefined, confirming: undefined }, points };
+          // Each confirmation moved the run's reference: the confirmed rows show the scores the run ended with.
+          const rows = [...this.candidates.values()].filter((c) => c.confirmations?.length).map(rowOf);
+          return { runId, header: { status, reason: ev.reason, best, etaS: undefined, confirming: undefined }, points, ...(rows.length ? { rows } : {}) };
         }
         default:
           return undefined;

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { EngineEvent } from '../../src/engine/events';
+import { candidateDetails } from '../../src/extension/candidateView';
 import { listStoredRuns, runEvolution } from '../../src/extension/engineRunner';
 import { RunState } from '../../src/extension/runState';
 import type { RunDelta } from '../../src/protocol';
@@ -50,6 +51,51 @@ describe('engineRunner', () => {
     expect(reloaded.view.candidates.map((r) => [r.id, r.status])).toEqual(
       [...state!.view.candidates].sort((a, b) => a.id.localeCompare(b.id)).map((r) => [r.id, r.status]));
     if (summary.best?.status === 'ok' && summary.best.speedup > 1) expect(stored.header.best?.id).toBe(summary.best.id);
+
+    // The leaders were judged once more: their rows show the confirmed score, the header the confirmed best.
+    const confirmed = events.filter((e) => e.type === 'candidate-confirmed');
+    expect(confirmed.length).toBeGreaterThan(0);
+    for (const e of confirmed) {
+      const r = state!.view.candidates.find((x) => x.id === e.candidate.id)!;
+      expect(r.confirmation).toBe(e.confirmation.status === 'ok' ? 'confirmed' : 'lost');
+      expect(r.speedup).toBe(e.confirmation.status === 'ok' ? e.candidate.score : 0); // the score the run ended with
+    }
+    expect(deltas.some((d) => d.header?.confirming)).toBe(true);
+    expect(state!.view.confirming).toBeFalsy();
+    expect(summary.best?.confirmed).toBe(true);
+    expect(state!.view.best).toEqual({ id: summary.best!.id, speedup: summary.best!.speedup, confirmed: true });
+    expect(state!.view.bestOverTime.at(-1)).toMatchObject({ id: summary.best!.id, speedup: summary.best!.speedup });
+    // Reloaded: the same confirmations, scores as the run ended with them, the chart by those scores.
+    expect(stored.header.best).toEqual({ id: summary.best!.id, speedup: summary.best!.speedup, confirmed: true });
+    const storedBest = stored.candidates.find((c) => c.id === summary.best!.id)!;
+    expect(storedBest.confirmations?.length).toBe(1);
+    expect(storedBest.score).toBeCloseTo(summary.best!.speedup, 9);
+    expect(reloaded.view.candidates.find((r) => r.id === summary.best!.id)).toMatchObject({ confirmation: 'confirmed', speedup: storedBest.score });
+    const topScore = Math.max(...stored.candidates.filter((c) => c.parents.length).map((c) => c.score ?? 0));
+    expect(stored.points.at(-1)!.speedup).toBe(topScore);
+    for (const p of stored.points) expect(p.speedup).toBe(stored.candidates.find((c) => c.id === p.id)!.score);
+    const details = await candidateDetails(stored.header.runId, storedBest, reloaded.baseline, reloaded.view.sourcePath);
+    expect(details.confirmation).toMatchObject({ state: 'confirmed', score: storedBest.score });
+    expect(details.confirmation!.measurements.map((m) => m.speedup)).toEqual([storedBest.verdict!.speedup, storedBest.confirmations![0].speedup]);
+  }, 240_000);
+
+  it('a second stop (quit) ends the run without confirming the leaders', async () => {
+    const dir = path.join(ws, 'quit');
+    cpSync(path.resolve('examples/cpp/matmul_blocked'), dir, { recursive: true, filter: (src) => !src.includes('candidates') });
+    const stop = new AbortController();
+    const quit = new AbortController();
+    const events: EngineEvent[] = [];
+    const summary = await runEvolution({
+      specPath: path.join(dir, 'spec.py'), settings: { config: DEFAULT_CONFIG, operators: ['tune'], budget: 6 },
+      storeRoot: path.join(dir, '.kernelevolve', 'runs'), signal: stop.signal, quit: quit.signal,
+      onEvent: (ev) => {
+        events.push(ev);
+        if (ev.type === 'candidate-evaluated' && events.filter((e) => e.type === 'candidate-evaluated').length === 3) { stop.abort(); quit.abort(); }
+      },
+    });
+    expect(events.at(-1)).toMatchObject({ type: 'run-finished', reason: 'stopped' });
+    expect(events.filter((e) => e.type === 'candidate-confirmed')).toEqual([]);
+    expect(summary.best?.confirmed).toBeFalsy();
   }, 240_000);
 
   it('resumes a stopped run from the store without judging any candidate twice', async () => {
