@@ -119,10 +119,14 @@ describe('Evolve Kernel at Cursor in code-server', () => {
   it('accepts the winner from the CodeLens: the file on disk holds the faster kernel', async () => {
     const runsDir = path.join(ws, '.kernelevolve', 'runs');
     const [runId] = readdirSync(runsDir);
-    const run = readJson<{ best: { id: string; speedup: number } }>(path.join(runsDir, runId, 'run.json'));
+    const run = readJson<{ best: { id: string; speedup: number; confirmed?: boolean } }>(path.join(runsDir, runId, 'run.json'));
     expect(run.best.speedup).toBeGreaterThan(1);
+    // The best is the confirmed one (judged again at the end), and the panel and the CodeLens give its confirmed figure.
+    expect(run.best.confirmed).toBe(true);
+    expect(await panel.bestSpeedup()).toBe(`${run.best.speedup.toFixed(2)}x`);
     editor = await wb.openFile('matmul_blocked/matmul.cpp');
     await editor.waitForCodeLens(/^Accept$/);
+    expect(await editor.codeLenses()).toContain(`${run.best.speedup.toFixed(2)}x faster variant — Preview`);
     await editor.clickCodeLens(/^Accept$/);
     const deadline = Date.now() + 30_000;
     while (readFileSync(source, 'utf8') === original && Date.now() < deadline) await server.page.waitForTimeout(250);
