@@ -50,7 +50,7 @@ describe('in-editor suites in code-server', () => {
       'Accepting a variant after the user edited the file, Accept finds the kernel by name and one Undo reverts it',
       'Side panel says ready when shown, and again after being hidden and shown',
       'Host commands Profile Kernel at Cursor judges the kernel and opens a profile report tab',
-      'Run lifecycle Stop ends a running run; Resume continues it from the run store',
+      'Run lifecycle Stop ends a running run after confirming its leaders; Resume continues it; a second Stop ends it at once',
     ]));
     expect(r.passed).toBe(r.tests.length);
   });
