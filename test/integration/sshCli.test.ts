@@ -217,8 +217,11 @@ describe('kernelevolve evolve over SSH', () => {
     expect(r.code).toBe(0);
     const summary = JSON.parse(r.stdout.trim()) as { candidates: number; best: { status: string } };
     expect(summary.candidates).toBeGreaterThanOrEqual(6);
-    const lines = fs.readFileSync(path.join(out, 'verdicts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as
-      { id: string; verdict: { status: string }; placement?: { host: string } });
+    const all = fs.readFileSync(path.join(out, 'verdicts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as
+      { id: string; verdict?: { status: string }; placement?: { host: string }; confirmation?: { host?: string } });
+    // The leaders' confirmations (judged once more before the run ends) ran on the SSH host too.
+    expect(all.filter((l) => l.confirmation).every((l) => l.confirmation?.host === 'loop')).toBe(true);
+    const lines = all.filter((l): l is typeof l & { verdict: { status: string } } => !!l.verdict);
     expect(lines.every((l) => l.placement?.host === 'loop')).toBe(true);
     const s = await loadSpec(spec);
     const local = new LocalHost({ python: sshd.python });
