@@ -71,6 +71,14 @@ export interface LoadedRun {
   /** Candidates in id order, with every verdict from verdicts.jsonl applied; unjudged ones are 'queued'. */
   candidates: Candidate[];
   invalid: InvalidProposal[];
+  /** The run's log (hosts' news such as Slurm job states, warnings), oldest first. */
+  log: RunLogEntry[];
+}
+
+export interface RunLogEntry {
+  level: 'info' | 'warn' | 'error';
+  message: string;
+  at: number;
 }
 
 export class RunStoreError extends Error {
@@ -218,7 +226,8 @@ export class RunStore {
       store.known.set(c.id, c);
     }
     const invalid = readJsonLines<InvalidProposal>(path.join(dir, 'invalid.jsonl'));
-    return { store, record, candidates, invalid };
+    const log = readJsonLines<RunLogEntry>(path.join(dir, 'log.jsonl'));
+    return { store, record, candidates, invalid, log };
   }
 
   get current(): RunRecord {
@@ -259,6 +268,11 @@ export class RunStore {
     this.saveCandidate(c);
   }
 
+  /** A log line of the run (a host's news: scheduler jobs submitted, running, ended, requeued; warnings). */
+  recordLog(entry: RunLogEntry): void {
+    fs.appendFileSync(path.join(this.runDir, 'log.jsonl'), JSON.stringify(entry) + '\n');
+  }
+
   recordInvalid(inv: InvalidProposal): void {
     fs.appendFileSync(path.join(this.runDir, 'invalid.jsonl'), JSON.stringify(inv) + '\n');
   }
@@ -284,6 +298,9 @@ export class RunStore {
         this.recordConfirmation(e.candidate, e.confirmation);
         break;
       case 'best-improved':
+        break;
+      case 'log':
+        this.recordLog({ level: e.level, message: e.message, at: e.at });
         break;
       case 'usage':
         this.update({ usage: addUsage(this.record.usage, e) });

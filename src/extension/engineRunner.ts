@@ -14,7 +14,7 @@ import { RunReference, scoreOf } from '../engine/runReference';
 import { createHosts, type HostOptions } from '../remote/hostConfig';
 import '../remote/hosts';
 import { HostPool } from '../remote/hostPool';
-import type { BestPoint, RunHeader, RunStatus } from '../protocol';
+import type { BestPoint, RunHeader, RunStatus, RunView } from '../protocol';
 import type { EvolveSettings } from './settings';
 
 export interface EvolveRequest {
@@ -36,6 +36,8 @@ export interface StoredRun {
   header: RunHeader;
   candidates: Candidate[];
   points: BestPoint[];
+  /** The run's stored log (hosts' news, e.g. Slurm job states). */
+  log: RunView['log'];
 }
 
 async function operatorsFor(names: string[], spec: KernelSpec, req: EvolveRequest, runDir: string, workspace: string): Promise<Operator[]> {
@@ -139,6 +141,7 @@ export async function listStoredRuns(storeRoot: string): Promise<StoredRun[]> {
       },
       candidates: loaded.candidates,
       points: bestOverTime(loaded.candidates, startedAt),
+      log: loaded.log.slice(-500), // the panel shows the recent news; the file keeps all of it
     });
   }
   return out;

@@ -61,7 +61,7 @@ export class RunManager implements vscode.Disposable {
     try {
       for (const stored of await listStoredRuns(this.storeRoot)) {
         if (this.runs.has(stored.header.runId)) continue;
-        this.runs.set(stored.header.runId, new RunState(stored.header, stored.candidates, stored.points));
+        this.runs.set(stored.header.runId, new RunState(stored.header, stored.candidates, stored.points, stored.log));
       }
     } catch (e) {
       this.log.appendLine(`Could not read the run store ${this.storeRoot}: ${(e as Error).message}`);

@@ -37,8 +37,9 @@ export class RunState {
   readonly candidates = new Map<string, Candidate>();
   private readonly index: Map<string, number>;
 
-  constructor(header: RunHeader, candidates: readonly Candidate[] = [], points: RunView['bestOverTime'] = []) {
-    this.view = { ...header, candidates: [], bestOverTime: [...points], log: [] };
+  constructor(header: RunHeader, candidates: readonly Candidate[] = [], points: RunView['bestOverTime'] = [],
+    log: RunView['log'] = []) {
+    this.view = { ...header, candidates: [], bestOverTime: [...points], log: [...log] };
     this.index = rowIndex(this.view);
     for (const c of candidates) this.candidates.set(c.id, c);
     applyDelta(this.view, { runId: header.runId, rows: candidates.map(rowOf) }, this.index);

@@ -47,7 +47,11 @@ describe('engineRunner', () => {
     expect(stored.header.runId).toBe(summary.runId);
     expect(stored.header.status).toBe('finished');
     expect(stored.candidates.map((c) => c.id).sort()).toEqual(state!.view.candidates.map((r) => r.id).sort());
-    const reloaded = new RunState(stored.header, stored.candidates, stored.points);
+    const reloaded = new RunState(stored.header, stored.candidates, stored.points, stored.log);
+    // The run's log (hosts' news, the engine's notices) is in the store and comes back with the run.
+    const logged = events.flatMap((e) => (e.type === 'log' ? [e.message] : []));
+    expect(logged.length).toBeGreaterThan(0);
+    expect(reloaded.view.log.map((l) => l.message)).toEqual(logged);
     expect(reloaded.view.candidates.map((r) => [r.id, r.status])).toEqual(
       [...state!.view.candidates].sort((a, b) => a.id.localeCompare(b.id)).map((r) => [r.id, r.status]));
     if (summary.best?.status === 'ok' && summary.best.speedup > 1) expect(stored.header.best?.id).toBe(summary.best.id);

@@ -49,6 +49,18 @@ describe('RunStore', () => {
     expect(lines.filter((l) => l.verdict).map((l) => l.id)).toEqual(['c0000', 'c0001', 'c0002', 'c0003', 'c0004', 'c0005']);
   });
 
+  it("keeps the run's log (a host's news, such as Slurm job states) and gives it back on load", async () => {
+    const out = path.join(tmp(), 'run');
+    const store = RunStore.create({ spec, options: {}, hosts: [{ name: 'gpu-pool', slots: 2 }], out });
+    store.listener({ type: 'log', level: 'info', message: 'gpu-pool: worker job 4242 RUNNING on node-7', at: 1 });
+    store.listener({ type: 'log', level: 'warn', message: 'gpu-pool: job 4242 ended (PREEMPTED); c0003 requeued', at: 2 });
+    const loaded = RunStore.load(out);
+    expect(loaded.log).toEqual([
+      { level: 'info', message: 'gpu-pool: worker job 4242 RUNNING on node-7', at: 1 },
+      { level: 'warn', message: 'gpu-pool: job 4242 ended (PREEMPTED); c0003 requeued', at: 2 },
+    ]);
+  });
+
   it('resumes without judging anything twice, and judges what a kill left unjudged', async () => {
     const out = path.join(tmp(), 'run');
     const store = RunStore.create({ spec, options: {}, hosts: [], out });
