@@ -62,10 +62,21 @@ def summary(v: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _warm_owner() -> int:
+    """The process whose exit ends the warm-worker server: the one running the judges (a host's CLI, agent or
+    Slurm worker), or KERNELEVOLVE_WARM_OWNER for scripts that run many evaluations from short-lived processes."""
+    try:
+        pid = int(os.environ.get("KERNELEVOLVE_WARM_OWNER", ""))
+        os.kill(pid, 0)
+        return pid
+    except (ValueError, ProcessLookupError, PermissionError):
+        return os.getppid()
+
+
 def cmd_evaluate(a: argparse.Namespace) -> int:
     from .judge import Options, evaluate
     opts = Options(spec=a.spec, candidate=a.candidate, baseline=a.baseline, profile=a.profile, lock=a.lock,
-                   timeout_scale=a.timeout_scale)
+                   timeout_scale=a.timeout_scale, warm=not a.no_warm, owner=_warm_owner())
     verdict = _clean(evaluate(opts))
     if a.json:
         sys.stdout.write(json.dumps(verdict) + "\n")
@@ -102,6 +113,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     e.add_argument("--json", action="store_true", help="print the verdict as one JSON line")
     e.add_argument("--lock", help="a file to flock while timing, shared by evaluations on one device")
     e.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every stage timeout by this")
+    e.add_argument("--no-warm", action="store_true",
+                   help="start each worker as a new Python instead of forking it from this host's warm-worker server")
+    w = sub.add_parser("warm", help="(started by evaluate) the warm-worker server of one backend on this host")
+    w.add_argument("--socket", required=True)
+    w.add_argument("--backend", required=True)
+    w.add_argument("--owner", type=int, required=True, help="exit when this process exits")
     i = sub.add_parser("inspect", help="print a spec's backend, source, kernel and shapes")
     i.add_argument("--spec", required=True)
     i.add_argument("--json", action="store_true")
@@ -114,6 +131,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             return cmd_evaluate(a)
         if a.command == "inspect":
             return cmd_inspect(a)
+        if a.command == "warm":
+            from .warm import main as warm_main
+            return warm_main(a.socket, a.backend, a.owner)
         print(content_version())
         return 0
     except SpecError as e:

@@ -44,6 +44,12 @@ class Options:
     profile: bool = False
     lock: Optional[str] = None
     timeout_scale: float = 1.0
+    warm: bool = True  # fork workers from this host's warm-worker server (warm.py) when it can be had
+    owner: Optional[int] = None  # the process whose exit ends that server (default: this one)
+
+
+class WarmServerLost(Exception):
+    """A warm worker died because its server did (killed from outside): not the candidate's doing."""
 
 
 class Verdict(Exception):
@@ -63,9 +69,11 @@ def _shape_text(shape: Dict[str, Any]) -> str:
 
 
 class Process:
-    """A worker process with its private channel; killed with its whole process group."""
+    """A worker process with its private channel; killed with its whole process group. Forked by this host's
+    warm-worker server when it can be (see warm.py), else started as a new Python."""
 
-    def __init__(self, config: Dict[str, Any], workdir: str, name: str, limit_memory: bool = False) -> None:
+    def __init__(self, config: Dict[str, Any], workdir: str, name: str, limit_memory: bool = False,
+                 warm: Optional[Tuple[str, int]] = None) -> None:
         self.log_path = os.path.join(workdir, f"{name}.log")
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
@@ -75,12 +83,22 @@ class Process:
         env.setdefault("MKL_NUM_THREADS", "1")
         env.pop("KERNELEVOLVE_NONCE", None)
         parent = os.getpid()
+        self.proc: Any = None
+        self.warm_note = ""
         with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=(to_worker_r, from_worker_w),
-                start_new_session=True, env=env, cwd=workdir, preexec_fn=lambda: _limits(limit_memory, parent),
-            )
+            if warm is not None:
+                from . import warm as warm_server
+                backend, owner = warm
+                self.proc, self.warm_note = warm_server.spawn(backend, owner, env, workdir, log.fileno(), to_worker_r,
+                                                              from_worker_w, limit_memory)
+            if self.proc is None:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    pass_fds=(to_worker_r, from_worker_w), start_new_session=True, env=env, cwd=workdir,
+                    preexec_fn=lambda: _limits(limit_memory, parent),
+                )
+        self.warm = not isinstance(self.proc, subprocess.Popen)
         os.close(to_worker_r)
         os.close(from_worker_w)
         self.chan = Channel(from_worker_r, to_worker_w)
@@ -132,6 +150,8 @@ class Process:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        if self.warm:
+            self.proc.close()
         self.chan.close()
 
 
@@ -209,6 +229,7 @@ class Judge:
         self.t0 = time.monotonic()
         # Seconds spent in each stage, reported in every verdict (where an evaluation's time goes).
         self.stages: Dict[str, float] = {}
+        self.workers: Dict[str, str] = {}  # how each worker was started: warm (forked) or cold (and why)
 
     def timeout(self, stage: str) -> float:
         return TIMEOUTS[stage] * self.scale
@@ -222,6 +243,8 @@ class Judge:
             if self.compile_stats:
                 out["compile"] = self.compile_stats
             out["stages"] = self._stage_times()
+            if self.workers:
+                out["workers"] = self.workers
             log = "\n".join(x for x in (self.log, v.log) if x)
             if log:
                 out["log"] = _tail(log)
@@ -302,7 +325,13 @@ class Judge:
             "kernel": self.header.kernel, "baseline_artifact": base.artifact, "canary": self.canary,
             "triton_cache_dir": os.path.join(self.workdir, f"triton-{mode}"),
         }
-        return Process(config, self.workdir, mode, limit_memory=not self.backend.gpu)
+        from . import warm
+        use_warm = self.opts.warm and warm.enabled()
+        owner = self.opts.owner if self.opts.owner is not None else os.getpid()
+        p = Process(config, self.workdir, mode, limit_memory=not self.backend.gpu,
+                    warm=(self.header.backend, owner) if use_warm else None)
+        self.workers[mode] = "warm" if p.warm else "cold" + (f" ({p.warm_note})" if p.warm_note else "")
+        return p
 
     # --- reference process ----------------------------------------------------------------------------
     def _reference_ready(self) -> Dict[str, Any]:
@@ -345,6 +374,8 @@ class Judge:
                                      f"{self._where()}; its process group was killed.", proc.log())
         except ChannelClosed:
             how = proc.exit_description()
+            if proc.warm and proc.proc.server_lost:
+                raise WarmServerLost()
             if proc is self.ref:
                 raise SpecError(f"The reference process {how} during {stage}:\n{_tail(proc.log(), 1500)}")
             raise Verdict("runtime_error", f"The candidate's process {how} in the {stage} stage{self._where()} "
@@ -504,6 +535,7 @@ class Judge:
             from .profiling import profile
             verdict["profile"] = profile(self, rows, spreads)
         verdict["stages"] = self._stage_times()
+        verdict["workers"] = self.workers
         if self.log:
             verdict["log"] = _tail(self.log)
         return verdict
@@ -530,4 +562,12 @@ def _iqr(xs: List[float]) -> float:
 
 
 def evaluate(opts: Options) -> Dict[str, Any]:
-    return Judge(opts).run()
+    try:
+        return Judge(opts).run()
+    except WarmServerLost:
+        # Judged again from the start with new Pythons: the verdict is never the server's fault.
+        import dataclasses
+        verdict = Judge(dataclasses.replace(opts, warm=False)).run()
+        verdict["workers"] = {k: "cold (the warm-worker server exited mid-evaluation, so it was judged again)"
+                              for k in verdict.get("workers") or {}}
+        return verdict

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from typing import List
 
+import pytest
+
 from conftest import HARNESS, MM_SPEC, NAIVE, SPECS, Harness, mm_source
 
 EXIT_SPEC = SPECS / "exits" / "spec.py"
@@ -120,31 +122,32 @@ def test_a_hang_while_the_library_loads_is_a_timeout_in_the_load_stage(harness: 
     assert "load stage" in v["reason"]
 
 
-def test_a_judge_killed_from_outside_takes_its_hanging_worker_with_it(harness: Harness) -> None:
-    # A cancelled remote job kills the judge; the candidate spinning in its worker must not outlive it.
+@pytest.mark.parametrize("mode", ["warm", "cold"])
+def test_a_judge_killed_from_outside_takes_its_hanging_worker_with_it(harness: Harness, mode: str) -> None:
+    # A cancelled remote job kills the judge; the candidate spinning in its worker must not outlive it, whether
+    # the worker was forked by the warm-worker server or started as a new Python.
     import signal
     import time
     body = "  volatile int spin = 1;\n  while (spin) {}\n"
     cand = harness.write(mm_source(body))
-    env = dict(os.environ, PYTHONPATH=str(HARNESS), KERNELEVOLVE_CACHE=str(harness.cache))
+    judge_tmp = harness.tmp / "judge-tmp"  # the judge's workdir, and so its workers' working folder, is in here
+    judge_tmp.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(HARNESS), KERNELEVOLVE_CACHE=str(harness.cache), TMPDIR=str(judge_tmp))
+    flags = ["--no-warm"] if mode == "cold" else []
     judge = subprocess.Popen([sys.executable, "-m", "kernelevolve_harness", "evaluate", "--spec", str(MM_SPEC),
-                              "--candidate", str(cand), "--json"], stdout=subprocess.DEVNULL,
+                              "--candidate", str(cand), "--json", *flags], stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, env=env, cwd=str(harness.tmp))
 
     def workers() -> List[int]:
         found = []
         for d in os.listdir("/proc"):
-            if not d.isdigit():
+            if not d.isdigit() or int(d) == judge.pid:
                 continue
             try:
-                with open(f"/proc/{d}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-                with open(f"/proc/{d}/cmdline", "rb") as f:
-                    cmd = f.read()
+                if os.readlink(f"/proc/{d}/cwd").startswith(str(judge_tmp)):
+                    found.append(int(d))
             except OSError:
                 continue
-            if ppid == judge.pid and b"kernelevolve_harness._worker" in cmd:
-                found.append(int(d))
         return found
 
     deadline = time.time() + 60

@@ -1,0 +1,381 @@
+"""Warm workers: a per-host server that has already imported what a worker needs (numpy, the harness, and for
+the GPU backends torch and triton) and forks one fresh worker per request.
+
+A cold worker is a new Python that imports torch (seconds on a GPU host) before it can judge anything; a warm
+worker is a fork of a process that did that once. Every guard still holds, because a warm worker is a worker
+like any other: a fresh process per candidate, in its own session and process group, with the judge's
+environment, working folder, limits and log file, talking to the judge only over the private pipes the judge
+made. The server holds nothing a candidate could use: it never loads a spec, a baseline or a candidate, never
+initializes CUDA (a forked CUDA context is unusable, so each worker initializes its own), and hears only the
+judges of its own user (its socket lives in a folder only that user can open).
+
+Lifetime: the server exits when its owner (the process that runs the judges: the CLI, the SSH agent, the Slurm
+worker) exits, or after KERNELEVOLVE_WARM_IDLE_S seconds (default 300) without a worker. A judge that closes
+its connection, or dies, takes its worker's process group with it.
+
+Set KERNELEVOLVE_WARM=0 (or pass --no-warm to `evaluate`) to start every worker as a new Python instead.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from typing import Any, Dict, List, Optional, Tuple
+
+HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The variables that can change what the server's imports do; judges that differ in one of them get servers
+# of their own. Every other variable (and CUDA_VISIBLE_DEVICES, read only when a worker initializes CUDA) reaches
+# each worker from its own judge.
+_IMPORT_ENV = ("PYTHON", "LD_", "TRITON_", "TORCH", "PYTORCH_", "CUDA_", "NVIDIA_", "OMP_", "OPENBLAS_", "MKL_",
+               "VIRTUAL_ENV", "CONDA_PREFIX", "PATH")
+_PER_JOB = {"CUDA_VISIBLE_DEVICES"}
+_START_TIMEOUT_S = 180.0
+_MSG = 1 << 20
+
+
+def enabled() -> bool:
+    return os.environ.get("KERNELEVOLVE_WARM", "1").strip().lower() not in ("0", "off", "no", "false")
+
+
+def preload(backend: str) -> List[str]:
+    """Imports a worker would do first; failures are left for the worker to report in its own words."""
+    mods = ["numpy", "kernelevolve_harness._worker", "kernelevolve_harness.arrays", "kernelevolve_harness.compare",
+            "kernelevolve_harness.op_watch"]
+    if backend in ("triton", "cuda"):
+        mods += ["torch"]
+    if backend == "triton":
+        mods += ["triton", "triton.language", "triton.compiler", "triton.runtime.jit"]
+    loaded = []
+    for name in mods:
+        try:
+            __import__(name)
+            loaded.append(name)
+        except Exception:
+            pass
+    return loaded
+
+
+# --- the server ---------------------------------------------------------------------------------------------
+class Server:
+    def __init__(self, path: str, backend: str, owner: int, idle_s: float) -> None:
+        self.path, self.backend, self.owner, self.idle_s = path, backend, owner, idle_s
+        self.conns: Dict[int, socket.socket] = {}
+        self.pids: Dict[int, int] = {}  # connection fd -> worker pid
+        self.last_busy = time.monotonic()
+
+    def log(self, text: str) -> None:
+        sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {text}\n")
+        sys.stderr.flush()
+
+    def serve(self) -> int:
+        t = time.monotonic()
+        loaded = preload(self.backend)
+        if "torch" in sys.modules and sys.modules["torch"].cuda.is_initialized():
+            self.log("torch initialized CUDA while importing; warm workers cannot be forked from this process")
+            return 1
+        threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+        if threads != 1:
+            # Forking a process with other threads can copy a lock mid-use; workers would hang at random.
+            self.log(f"{threads} threads after importing {loaded}; refusing to fork workers from this process")
+            return 1
+        signal.signal(signal.SIGTERM, lambda *_: self.stop())
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        self.listener.bind(self.path)
+        self.listener.listen(64)
+        self.inode = os.stat(self.path).st_ino
+        self.log(f"ready in {time.monotonic() - t:.1f} s (pid {os.getpid()}, owner {self.owner}, "
+                 f"preloaded {', '.join(loaded)})")
+        while True:
+            ready, _, _ = select.select([self.listener, *self.conns.values()], [], [], 0.5)
+            for s in ready:
+                if s is self.listener:
+                    conn, _ = self.listener.accept()
+                    self.conns[conn.fileno()] = conn
+                else:
+                    self.on_message(s)
+            self.reap()
+            if self.pids or self.conns:
+                self.last_busy = time.monotonic()
+            if not _alive(self.owner):
+                self.log(f"owner {self.owner} exited")
+                self.stop()
+            if time.monotonic() - self.last_busy > self.idle_s:
+                self.log(f"idle for {self.idle_s:.0f} s")
+                self.stop()
+
+    def on_message(self, conn: socket.socket) -> None:
+        fd = conn.fileno()
+        try:
+            data, fds, _, _ = socket.recv_fds(conn, _MSG, 4)
+        except OSError:
+            data, fds = b"", []
+        if not data or fd in self.pids:  # the judge is done or gone (or asks twice): its worker goes too
+            for x in fds:
+                os.close(x)
+            self.drop(fd)
+            return
+        try:
+            req = json.loads(data)
+            if len(fds) != 3:
+                raise ValueError(f"expected 3 descriptors, got {len(fds)}")
+            pid = self.fork(req, fds)
+        except Exception as e:
+            for x in fds:
+                os.close(x)
+            _send(conn, {"error": f"{type(e).__name__}: {e}"})
+            self.drop(fd)
+            return
+        for x in fds:
+            os.close(x)
+        self.pids[fd] = pid
+        _send(conn, {"pid": pid})
+
+    def fork(self, req: Dict[str, Any], fds: List[int]) -> int:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _become_worker(req, fds, [self.listener, *self.conns.values()])
+        return pid
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            for fd, p in list(self.pids.items()):
+                if p == pid:
+                    del self.pids[fd]
+                    conn = self.conns.get(fd)
+                    if conn is not None:
+                        _send(conn, {"exit": code})
+                        # The worker is gone; the judge may still read the exit code, then closes.
+
+    def drop(self, fd: int) -> None:
+        pid = self.pids.pop(fd, None)
+        if pid is not None:
+            _kill_group(pid)
+        conn = self.conns.pop(fd, None)
+        if conn is not None:
+            conn.close()
+
+    def stop(self) -> None:
+        for fd in list(self.conns):
+            self.drop(fd)
+        try:
+            if os.stat(self.path).st_ino == self.inode:
+                for p in (self.path, self.path + ".lock", self.path[:-5] + ".log"):
+                    os.unlink(p)
+        except (OSError, AttributeError):
+            pass
+        os._exit(0)
+
+
+def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.socket]) -> None:
+    """In the forked child: the same setup a cold worker gets from the judge's Popen, then the worker itself."""
+    code = 1
+    try:
+        for s in sockets:
+            s.close()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        os.setsid()
+        to_worker_r, from_worker_w, log = fds
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(null)
+        os.close(log)
+        os.chdir(req["cwd"])
+        os.environ.clear()
+        os.environ.update(req["env"])
+        from .judge import _limits
+        _limits(bool(req.get("limit_memory")), os.getppid())
+        import random
+        random.seed()  # not the server's sequence
+        sys.argv = ["kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)]
+        from . import _worker
+        code = _worker.main(sys.argv) or 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 1:
+        return True
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _send(conn: socket.socket, msg: Dict[str, Any]) -> None:
+    try:
+        conn.send(json.dumps(msg).encode())
+    except OSError:
+        pass
+
+
+# --- the judge's side ---------------------------------------------------------------------------------------
+class WarmChild:
+    """A worker forked by the server, standing in for a Popen: pid, wait() and the exit code."""
+
+    def __init__(self, conn: socket.socket, pid: int) -> None:
+        self.conn, self.pid = conn, pid
+        self.returncode: Optional[int] = None
+        self.server_lost = False  # the server went away without reporting the worker's exit (it took it along)
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        if self.returncode is None:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while self.returncode is None:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                ready, _, _ = select.select([self.conn], [], [], left)
+                if not ready:
+                    raise subprocess.TimeoutExpired("warm worker", timeout or 0)
+                try:
+                    data = self.conn.recv(_MSG)
+                except OSError:
+                    data = b""
+                if not data:  # the server is gone; so is the worker (it dies with the server)
+                    self.returncode = -signal.SIGKILL
+                    self.server_lost = True
+                    break
+                msg = json.loads(data)
+                if "exit" in msg:
+                    self.returncode = int(msg["exit"])
+        return self.returncode
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def socket_dir() -> Optional[str]:
+    """A folder only this user can open; None (cold workers) if it cannot be had."""
+    base = os.environ.get("KERNELEVOLVE_WARM_DIR") or os.path.join(
+        os.environ.get("XDG_RUNTIME_DIR") or "/tmp", f"kernelevolve-warm-{os.getuid()}")
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        st = os.lstat(base)
+    except OSError:
+        return None
+    import stat
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
+    return base
+
+
+def server_key(backend: str, owner: int, env: Dict[str, str]) -> str:
+    """One server per harness version, Python, backend, owner and import environment."""
+    from .__main__ import content_version
+    h = hashlib.sha256()
+    for part in (content_version(), sys.executable, backend, str(owner)):
+        h.update(part.encode() + b"\0")
+    for k in sorted(env):
+        if k.startswith(_IMPORT_ENV) and k not in _PER_JOB:
+            h.update(f"{k}={env[k]}\0".encode())
+    return h.hexdigest()[:20]
+
+
+def spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int, to_worker_r: int,
+          from_worker_w: int, limit_memory: bool) -> Tuple[Optional[WarmChild], str]:
+    """Asks this host's server (started on first use) for a worker. Returns (None, why) when it cannot: the
+    judge then starts a cold worker, so a broken server costs seconds, never a verdict."""
+    folder = socket_dir()
+    if folder is None:
+        return None, "no private folder for the warm-worker socket"
+    key = server_key(backend, owner, env)
+    path = os.path.join(folder, f"w-{key}.sock")
+    conn = _connect(path)
+    if conn is None:
+        conn, why = _start(path, backend, owner, env)
+        if conn is None:
+            return None, why
+    req = {"cwd": cwd, "env": env, "limit_memory": limit_memory}
+    try:
+        socket.send_fds(conn, [json.dumps(req).encode()], [to_worker_r, from_worker_w, log_fd])
+        ready, _, _ = select.select([conn], [], [], 30.0)
+        data = conn.recv(_MSG) if ready else b""
+        msg = json.loads(data) if data else {"error": "the warm-worker server did not answer"}
+    except (OSError, ValueError) as e:
+        conn.close()
+        return None, f"the warm-worker server failed ({e})"
+    if "pid" not in msg:
+        conn.close()
+        return None, str(msg.get("error"))
+    return WarmChild(conn, int(msg["pid"])), ""
+
+
+def _connect(path: str) -> Optional[socket.socket]:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(path)
+        return s
+    except OSError:
+        s.close()
+        return None
+
+
+def _start(path: str, backend: str, owner: int, env: Dict[str, str]) -> Tuple[Optional[socket.socket], str]:
+    """One judge starts the server while the others wait on the lock, then all connect."""
+    with open(path + ".lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        conn = _connect(path)
+        if conn is not None:
+            return conn, ""
+        log_path = path[:-5] + ".log"
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "kernelevolve_harness", "warm", "--socket", path, "--backend", backend,
+                 "--owner", str(owner)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/", env=env, start_new_session=True)
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return None, f"the warm-worker server exited with code {proc.returncode} (see {log_path})"
+            conn = _connect(path)
+            if conn is not None:
+                return conn, ""
+            time.sleep(0.05)
+        proc.kill()
+        return None, f"the warm-worker server was not ready after {_START_TIMEOUT_S:.0f} s (see {log_path})"
+
+
+def main(socket_path: str, backend: str, owner: int) -> int:
+    idle = float(os.environ.get("KERNELEVOLVE_WARM_IDLE_S", "300"))
+    return Server(socket_path, backend, owner, idle).serve()
