@@ -321,11 +321,13 @@ class CandidateWorker(Worker):
         budget = cmd["budget_s"]
         spent = 0.0
         order = ["baseline", "candidate"]
+        precision = float(cmd.get("precision") or 0.0)
+        pending: List[Tuple[str, Any]] = []
         while True:
-            # One round: each kernel's sample is queued on the GPU (refill, L2 flush, events, call) and the round
-            # waits once at its end, so the GPU runs the round back to back. Guard bands are checked after the
-            # round: damage to a band stays there until checked, since refills write only the buffers.
-            queued = []
+            # A round queues one sample of each kernel on the GPU (refill, L2 flush, events, call). Rounds are
+            # read in groups, waiting once per group, so the GPU runs them back to back; a group ends early at a
+            # spot-checked round, whose outputs are read right after it. Guard bands are checked per group: damage
+            # to a band stays there until checked, since refills write only the buffers.
             for name in order:
                 k = kernels[name]
                 # A CUDA graph refills its buffers itself from what they held when it was captured (the
@@ -336,30 +338,38 @@ class CandidateWorker(Worker):
                         f = self.rng.uniform(0.5, 2.0)
                         plan[name][j] = (p, f)
                         self.refill(gargs, pool, p, f)
-                queued.append((name, timer.start(k, [s[0] for s in sets[name]])))
-            for name, (t, results) in zip([n for n, _ in queued], timer.finish([q for _, q in queued])):
+                pending.append((name, timer.start(k, [s[0] for s in sets[name]])))
+            spot = rounds in spot_checks
+            rounds += 1
+            order.reverse()  # ABBA...: each kernel follows the other equally often
+            if not (spot or len(pending) >= 2 * GROUP_ROUNDS or rounds >= cmd["max_samples"]
+                    or rounds == cmd["min_samples"] or not self.backend.gpu):
+                continue
+            for name, (t, results) in zip([n for n, _ in pending], timer.finish([q for _, q in pending])):
                 if name == "candidate":
                     last_results = results
                 samples[name].append(t)
                 spent += t * len(sets[name]) / 1000.0
+            pending = []
+            for name in kernels:
                 for j, (gargs, guards) in enumerate(sets[name]):
                     damage = self.guard_damage(guards)
                     if damage:
                         self.send("call", phase="timing", shape=i, guard=damage, leftovers=None, digests=[],
                                   dtypes=[], seed=None, factor=None, rep=0)
                         raise StopTiming()
-                left = self.leftovers() if name == "candidate" else None
-                if left:
-                    self.send("call", phase="timing", shape=i, guard=None, leftovers=left, digests=[], dtypes=[],
-                              seed=None, factor=None, rep=0)
-                    raise StopTiming()
-                # Keep the outputs of two samples picked at random (with the judge's secret) for checking.
-                if name == "candidate" and rounds in spot_checks:
-                    j = self.rng.randrange(len(sets[name]))
-                    self.keep(verify, verify_blobs, i, sets[name][j][0], results[j], plan[name][j], "timed")
-            rounds += 1
-            order.reverse()  # ABBA...: each kernel follows the other equally often
-            if rounds >= cmd["max_samples"] or (rounds >= cmd["min_samples"] and spent >= budget):
+            left = self.leftovers()
+            if left:
+                self.send("call", phase="timing", shape=i, guard=None, leftovers=left, digests=[], dtypes=[],
+                          seed=None, factor=None, rep=0)
+                raise StopTiming()
+            # Keep the outputs of two samples picked at random (with the judge's secret) for checking.
+            if spot:
+                j = self.rng.randrange(len(sets["candidate"]))
+                self.keep(verify, verify_blobs, i, sets["candidate"][j][0], last_results[j], plan["candidate"][j],
+                          "timed")
+            if rounds >= cmd["max_samples"] or (rounds >= cmd["min_samples"] and (
+                    spent >= budget or (precision > 0 and _precise(samples, precision)))):
                 break
         # The last timed sample of the candidate: every buffer set's output is checked (up to 8).
         last = list(range(len(sets["candidate"])))
@@ -408,6 +418,24 @@ class CandidateWorker(Worker):
 
 class StopTiming(Exception):
     pass
+
+
+GROUP_ROUNDS = 8  # GPU rounds queued before the worker waits for them
+
+
+def _precise(samples: Dict[str, List[float]], target: float) -> bool:
+    """Every kernel's median known to within `target` (relative standard error, from the interquartile range:
+    robust to the odd slow sample), so more rounds would not change the ratio."""
+    for xs in samples.values():
+        n = len(xs)
+        if n < 4:
+            return False
+        s = sorted(xs)
+        m = s[n // 2]
+        iqr = s[(3 * n) // 4] - s[n // 4]
+        if m <= 0 or 1.253 * (iqr / 1.349) / math.sqrt(n) / m > target:
+            return False
+    return True
 
 
 class CpuTimer:
@@ -505,7 +533,9 @@ class GpuTimer:
             return 1
         self.kind = "cuda-graph"
         self.graphs = True
-        return max(2, min(cap, 100))
+        # ~0.1 ms of kernel time per graph: the graph's own launch cancels out (a graph of the same refills
+        # without the calls is subtracted), so more calls only cost time
+        return max(2, min(cap, 100, int(math.ceil(0.1 / max(ms, 1e-4)))))
 
     def sample(self, k: Any, sets: List[List[Any]]) -> float:
         if len(sets) == 1:
@@ -549,7 +579,7 @@ class GpuTimer:
                 eager_results.extend(self.results)
             self.results = eager_results
             return sorted(times_eager)[len(sets) // 2]
-        g1, g0, results = entry
+        g1, g0, results, _snapshots = entry
         times = []
         for g in (g0, g1, g0, g1):  # g1 last, so the outputs left in the buffers are from real calls
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -606,7 +636,9 @@ class GpuTimer:
             torch.cuda.synchronize()
             self.kind = "cuda-events"
             return None
-        return g1, g0, results
+        # The graphs read the snapshots' memory on every replay but do not own it: keep them alive with the
+        # graphs, or the allocator hands that memory to the next tensor and the calls see someone else's inputs.
+        return g1, g0, results, snapshots
 
 
 def main(argv: List[str]) -> int:

@@ -58,3 +58,20 @@ def test_a_reference_that_is_nan_everywhere_says_what_to_fix_in_the_spec() -> No
     r = np.full((4, 4), np.nan, np.float32)
     msg = compare(0, r.copy(), "float32", r, "float32", {})
     assert msg is not None and "INPLACE" in msg and "NaN or Inf everywhere" in msg
+
+
+def test_a_prepared_reference_gives_the_same_answers() -> None:
+    # The judge prepares each reference once (Expected) and checks many calls against it.
+    from kernelevolve_harness.compare import Expected
+    rng = np.random.default_rng(3)
+    r = rng.standard_normal((64, 33)).astype(np.float32)
+    cases = [r.copy(), r * (1 + 1e-6), r * (1 + 1e-2), r + 1e-3, np.where(r > 2, np.nan, r).astype(np.float32),
+             r[:, :32].copy(), r.astype(np.float64)]
+    special = r.copy()
+    special[0, 0] = np.inf
+    for ref in (r, special):
+        for tol in ({}, {"rtol": 1e-2}, {"atol": 1e-3}):
+            e = Expected(ref, "float32", tol)
+            for c in cases:
+                dtype = str(c.dtype)
+                assert e.check(0, c, dtype) == compare(0, c, dtype, ref, "float32", tol)

@@ -48,7 +48,9 @@ k[(1,)](x)
 torch.cuda.synchronize()
 print(float(x[5]))
 """
-    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    path = tmp_path / "kernel.py"  # @triton.jit wants its function in a file
+    path.write_text(script)
+    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "5.0", r.stderr
     assert any((tmp_path / "cache").rglob("*")), "Triton did not compile into the TRITON_CACHE_DIR set after import"
 

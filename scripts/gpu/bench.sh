@@ -18,7 +18,7 @@ fi
 export PYTHONUNBUFFERED=1
 # Every evaluation of this script forks its workers from one warm-worker server per backend.
 export KERNELEVOLVE_WARM_OWNER=$$
-PARTS=${PARTS:-copy,fidelity,throughput,tuner}
+PARTS=${PARTS:-copy,trace,fidelity,throughput,tuner}
 part() { [[ ",$PARTS," == *",$1,"* ]]; }
 date -u +"%Y-%m-%d %H:%M UTC"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
@@ -42,6 +42,15 @@ times.sort()
 ms = times[len(times) // 2]
 print(f"copy_gbps {2 * 4 * n / ms / 1e6:.0f}  (median of 10 copies of 4 GiB: {ms:.3f} ms)")
 PY
+fi
+
+if part trace; then
+echo "== one evaluation of the softmax baseline, stage by stage (KERNELEVOLVE_TRACE)"
+PYTHONPATH=harness KERNELEVOLVE_TRACE=1 python3 -m kernelevolve_harness evaluate --spec examples/triton/softmax/spec.py \
+  --candidate examples/triton/softmax/softmax.py --json 2>"$OUT/trace.txt" >/dev/null
+PYTHONPATH=harness KERNELEVOLVE_TRACE=1 python3 -m kernelevolve_harness evaluate --spec examples/triton/softmax/spec.py \
+  --candidate examples/triton/softmax/softmax.py --json 2>>"$OUT/trace.txt" >/dev/null
+tail -40 "$OUT/trace.txt"
 fi
 
 if part fidelity; then
