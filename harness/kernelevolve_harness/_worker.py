@@ -199,9 +199,13 @@ class CandidateWorker(Worker):
             stage = "timing"
             self.rng = random.Random(cmd["secret"])
             self.pool_seeds = cmd["pool_seeds"]
-            for i in range(len(self.shapes)):
-                self.time_shape(i, cmd)
+            kept = [self.time_shape(i, cmd) for i in range(len(self.shapes))]
             self.send("final")
+            # The judge has released the device: now the evidence is copied to the host, hashed and sent.
+            stage = "verify"
+            for i, entries in enumerate(kept):
+                self.send_kept(i, entries)
+                entries.clear()
         except Exception as e:
             self.send("error", stage=stage, message=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-3000:])
 
@@ -285,7 +289,9 @@ class CandidateWorker(Worker):
         return result
 
     # --- timing ------------------------------------------------------------------------------------
-    def time_shape(self, i: int, cmd: Dict[str, Any]) -> None:
+    def time_shape(self, i: int, cmd: Dict[str, Any]) -> List[Tuple[Dict[str, Any], List[Any], List[Any]]]:
+        """Times both kernels on shape i and sends the samples; returns the evidence kept for checking (copies
+        of outputs and arguments, still on the device), which is sent once timing is over."""
         pool_seeds = self.pool_seeds[i]
         pool = [self.make_inputs(i, s, 1.0) for s in pool_seeds]
         timer = GpuTimer(self) if self.backend.gpu else CpuTimer(self)
@@ -313,8 +319,7 @@ class CandidateWorker(Worker):
                 sets[name].append(self.guarded_args(pool[0]))
             plan[name] = [(0, 1.0)] * batch[name]
         samples: Dict[str, List[float]] = {"baseline": [], "candidate": []}
-        verify: List[Dict[str, Any]] = []
-        verify_blobs: List[bytes] = []
+        kept: List[Tuple[Dict[str, Any], List[Any], List[Any]]] = []
         rounds = 0
         spot_checks = set(self.rng.sample(range(1, max(3, cmd["min_samples"])), 2))
         last_results: List[Any] = []
@@ -366,8 +371,7 @@ class CandidateWorker(Worker):
             # Keep the outputs of two samples picked at random (with the judge's secret) for checking.
             if spot:
                 j = self.rng.randrange(len(sets["candidate"]))
-                self.keep(verify, verify_blobs, i, sets["candidate"][j][0], last_results[j], plan["candidate"][j],
-                          "timed")
+                self.keep(kept, i, sets["candidate"][j][0], last_results[j], plan["candidate"][j], "timed")
             if rounds >= cmd["max_samples"] or (rounds >= cmd["min_samples"] and (
                     spent >= budget or (precision > 0 and _precise(samples, precision)))):
                 break
@@ -375,8 +379,7 @@ class CandidateWorker(Worker):
         last = list(range(len(sets["candidate"])))
         self.rng.shuffle(last)
         for j in last[:8]:
-            self.keep(verify, verify_blobs, i, sets["candidate"][j][0], last_results[j], plan["candidate"][j],
-                      "last timed")
+            self.keep(kept, i, sets["candidate"][j][0], last_results[j], plan["candidate"][j], "last timed")
         # Fresh inputs (a seed never seen) in the SAME buffers: caching by pointer or by call count shows here.
         gargs, guards = sets["candidate"][0]
         fresh = self.make_inputs(i, cmd["fresh_seeds"][i], 1.0)
@@ -387,20 +390,30 @@ class CandidateWorker(Worker):
             A.poison(gargs[j])
         result = self.spec.launch(self.kc, *gargs)
         self.backend.synchronize()
-        outs = self.result_outputs(result, gargs)
-        blobs, dtypes = self.pack_outputs(outs)
-        self.send("timing", verify_blobs + blobs, shape=i, samples=samples, batch=batch, verify=verify,
-                  fresh={"seed": cmd["fresh_seeds"][i], "factor": 1.0, "dtypes": dtypes,
-                         "digests": self.arg_digests(gargs), "guard": self.guard_damage(guards)},
-                  timer=timer.kind)
+        guard = self.guard_damage(guards)
+        kept.append(({"seed": cmd["fresh_seeds"][i], "factor": 1.0, "what": "fresh"},
+                     [A.clone(o) if A.is_array(o) else o for o in self.result_outputs(result, gargs)],
+                     [A.clone(a) if A.is_array(a) else a for a in gargs]))
+        self.send("timing", shape=i, samples=samples, batch=batch, timer=timer.kind,
+                  verify=[meta for meta, _, _ in kept[:-1]], fresh=dict(kept[-1][0], guard=guard))
+        return kept
 
-    def keep(self, verify: List[Dict[str, Any]], blobs: List[bytes], i: int, gargs: List[Any], result: Any,
+    def keep(self, kept: List[Tuple[Dict[str, Any], List[Any], List[Any]]], i: int, gargs: List[Any], result: Any,
              plan: Tuple[int, float], what: str) -> None:
+        """Copies (on the device: cheap while timing) of a timed call's outputs and arguments, for checking."""
         p, f = plan
-        b, dtypes = self.pack_outputs(self.result_outputs(result, gargs))
-        verify.append({"seed": self.pool_seeds[i][p], "factor": f, "dtypes": dtypes, "what": what,
-                       "digests": self.arg_digests(gargs), "count": len(b)})
-        blobs.extend(b)
+        outs = [A.clone(o) if A.is_array(o) else o for o in self.result_outputs(result, gargs)]
+        kept.append(({"seed": self.pool_seeds[i][p], "factor": f, "what": what}, outs,
+                     [A.clone(a) if A.is_array(a) else a for a in gargs]))
+
+    def send_kept(self, i: int, entries: List[Tuple[Dict[str, Any], List[Any], List[Any]]]) -> None:
+        blobs: List[bytes] = []
+        described = []
+        for meta, outs, args in entries:
+            b, dtypes = self.pack_outputs(outs)
+            described.append(dict(meta, dtypes=dtypes, digests=self.arg_digests(args), count=len(b)))
+            blobs.extend(b)
+        self.send("verify", blobs, shape=i, entries=described)
 
     def refill(self, gargs: List[Any], pool: List[List[Any]], p: int, factor: float) -> None:
         """Fresh inputs into the same buffers (pool entry p scaled by factor) and poisoned outputs, untimed."""

@@ -33,7 +33,7 @@ HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Stage timeouts in seconds, before --timeout-scale. Correctness and timing are per message (per call, per shape).
 TRACE = bool(os.environ.get("KERNELEVOLVE_TRACE"))  # stage timestamps on stderr, for finding slow stages
-TIMEOUTS = {"compile": 180.0, "reference": 300.0, "load": 120.0, "correctness": 60.0, "timing": 120.0}
+TIMEOUTS = {"compile": 180.0, "reference": 300.0, "load": 120.0, "correctness": 60.0, "timing": 120.0, "verify": 120.0}
 
 
 @dataclass
@@ -224,6 +224,7 @@ class Judge:
         self.ref: Optional[Process] = None
         self.worker: Optional[Process] = None
         self.ref_cache: Dict[str, Tuple[Dict[str, Any], List[Any]]] = {}
+        self.ref_pending: List[str] = []  # keys asked of the reference process, in the order it answers
         self.rng = secrets.SystemRandom()
         self.stage = "compile"
         self.t0 = time.monotonic()
@@ -345,20 +346,34 @@ class Judge:
         self.ref_inplace = header["inplace"]
         return header["info"]
 
+    def prefetch(self, wanted: List[Tuple[int, int, float]]) -> None:
+        """Asks the reference process for expected outputs ahead of need; it answers in order, computing the
+        next while the judge compares the last."""
+        assert self.ref is not None
+        for shape, seed, factor in wanted:
+            key = f"{shape}:{seed}:{factor!r}"
+            if key not in self.ref_cache and key not in self.ref_pending:
+                self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key})
+                self.ref_pending.append(key)
+
     def reference(self, shape: int, seed: int, factor: float) -> Tuple[Dict[str, Any], List[Any]]:
         """The expected outputs for (shape, seed, input scale), from the clean reference process; cached."""
         key = f"{shape}:{seed}:{factor!r}"
         if key not in self.ref_cache:
             assert self.ref is not None
-            self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key})
-            header, blobs = self._recv(self.ref, "reference")
-            if header["type"] == "spec_error":
-                raise SpecError(header["message"])
+            self.prefetch([(shape, seed, factor)])
             from .arrays import from_npy
             from .compare import Expected
             tol = self.info.get("tolerance") or {}
-            self.ref_cache[key] = (header, [Expected(from_npy(b), header["dtypes"][k], tol)
-                                            for k, b in enumerate(blobs)])
+            while key not in self.ref_cache:
+                header, blobs = self._recv(self.ref, "reference")
+                if header["type"] == "spec_error":
+                    raise SpecError(header["message"])
+                got = self.ref_pending.pop(0)
+                if header.get("key") != got:
+                    raise SpecError(f"The reference process answered {header.get('key')!r} for {got!r}.")
+                self.ref_cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol)
+                                                for k, b in enumerate(blobs)])
         return self.ref_cache[key]
 
     # --- messages ---------------------------------------------------------------------------------------
@@ -436,6 +451,7 @@ class Judge:
 
     def _correctness(self) -> None:
         assert self.worker is not None
+        self.prefetch([(i, seed, 1.0) for i in range(len(self.shapes)) for seed in self.seeds])
         first: Dict[Tuple[int, int], Tuple[List[Any], List[str]]] = {}
         while True:
             header, blobs = self._expect_any("correctness")
@@ -513,16 +529,26 @@ class Judge:
             self._expect_any("timing")  # the final message
             self.stages["timing_s"] = time.monotonic() - t
         t = time.monotonic()
-        for i, (header, blobs) in enumerate(received):
+        # The device is free again: the worker now sends what it kept (outputs and arguments of timed calls and
+        # of the fresh-input call), while the reference process computes the expected outputs for all of it.
+        self.prefetch([(i, e["seed"], e["factor"]) for i, (h, _) in enumerate(received)
+                       for e in h["verify"] + [h["fresh"]]])
+        for i, (header, _) in enumerate(received):
+            if header["fresh"]["guard"]:
+                self._check_call({"guard": header["fresh"]["guard"]}, [], i, header["fresh"]["seed"], 1.0,
+                                 "fresh inputs in the timed buffers after timing")
+            evidence, blobs = self._expect_any("verify")
+            if evidence["type"] != "verify" or evidence.get("shape") != i:
+                raise Verdict("runtime_error", f"The worker sent {evidence['type']!r} where the evidence of shape "
+                                               f"{i} was expected.")
             offset = 0
-            for v in header["verify"]:
+            for v in evidence["entries"]:
                 part = blobs[offset:offset + v["count"]]
                 offset += v["count"]
+                what = ("fresh inputs in the timed buffers after timing" if v["what"] == "fresh"
+                        else f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
                 self._check_call({"digests": v["digests"], "dtypes": v["dtypes"]}, part, i, v["seed"], v["factor"],
-                                 f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
-            fresh = header["fresh"]
-            self._check_call({"digests": fresh["digests"], "dtypes": fresh["dtypes"], "guard": fresh["guard"]},
-                             blobs[offset:], i, fresh["seed"], 1.0, "fresh inputs in the timed buffers after timing")
+                                 what)
             estimate = _median if gpu else _lower_quartile
             b = estimate(header["samples"]["baseline"])
             c = estimate(header["samples"]["candidate"])
