@@ -18,12 +18,21 @@ fi
 export PYTHONUNBUFFERED=1
 # Every evaluation of this script forks its workers from one warm-worker server per backend.
 export KERNELEVOLVE_WARM_OWNER=$$
-PARTS=${PARTS:-copy,trace,fidelity,throughput,tuner}
+PARTS=${PARTS:-sanity,copy,trace,fidelity,throughput,tuner}
 part() { [[ ",$PARTS," == *",$1,"* ]]; }
 date -u +"%Y-%m-%d %H:%M UTC"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
 nproc
+
+if part sanity; then
+echo "== sanity: a correct and a wrong softmax candidate"
+for c in more_warps wrong_fixed_block; do
+  PYTHONPATH=harness python3 -m kernelevolve_harness evaluate --spec examples/triton/softmax/spec.py \
+    --candidate examples/triton/softmax/candidates/$c.py --json | tee -a "$OUT/sanity.jsonl" | cut -c1-400
+done
+grep -q '"status": "ok"' "$OUT/sanity.jsonl" || { echo "the harness fails on this GPU; stopping"; exit 1; }
+fi
 
 if part copy; then
 echo "== copy bandwidth (device-to-device, bytes read + written)"
@@ -83,10 +92,10 @@ done
 fi
 
 if part tuner && [ -f dist/knobs.cjs ]; then
-echo "== tuner vs exhaustive grid (Triton)"
-  node scripts/bench-tuner.mjs --knobs dist/knobs.cjs --budget 30 --repeat 1 --parallel 4 --out "$OUT/tuner" \
-    --axis num_stages=2,3,4 examples/triton/matmul/spec.py examples/triton/softmax/spec.py > "$OUT/tuner.txt" 2>>"$OUT/stderr.log"
-  tail -20 "$OUT/tuner.txt"
+echo "== tuner vs exhaustive grid (Triton softmax): ${TUNER_ARGS:=--budget 24 --grid 1,2,4,8,16,32 --axis num_stages=1,2,3,4}"
+  timeout "${TUNER_TIMEOUT:-900}" node scripts/bench-tuner.mjs --knobs dist/knobs.cjs --repeat 1 --parallel "${TUNER_PARALLEL:-6}" \
+    --out "$OUT/tuner" $TUNER_ARGS examples/triton/softmax/spec.py > "$OUT/tuner.txt" 2>>"$OUT/stderr.log"
+  tail -8 "$OUT/tuner.txt"
 fi
 
 # the warm-worker servers' logs (start-up time, what they preloaded)
