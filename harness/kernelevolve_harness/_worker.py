@@ -103,6 +103,8 @@ class ReferenceWorker(Worker):
         self.kb = kb
         try:
             self.probe(info)
+            if self.backend.name == "triton":
+                self.compile_every_shape()
         except SpecError as e:
             self.send("spec_error", message=str(e))
             return
@@ -147,6 +149,19 @@ class ReferenceWorker(Worker):
             if b is not None and b != a and j not in self.outputs and j not in self.inplace:
                 raise SpecError(f"{where}: the baseline changes argument {j}, which is not in OUTPUTS or INPLACE; "
                                 f"add {j} to OUTPUTS (written only) or INPLACE (read and written).")
+
+    def compile_every_shape(self) -> None:
+        """Calls the baseline once on every shape, so Triton compiles each of its specializations here, in the
+        process that never sees a candidate; the judge keeps this cache for the workers of later evaluations."""
+        where = os.path.basename(self.cfg["spec"])
+        for i in range(1, len(self.shapes)):
+            try:
+                args = self.make_inputs(i, 12345, 1.0)
+                self.spec.launch(self.kb, *args)
+                self.backend.synchronize()
+            except Exception as e:
+                raise SpecError(f"{where}: launch() with the baseline failed on shape {self.shapes[i]}: "
+                                f"{type(e).__name__}: {e}.")
 
     def serve(self, req: Dict[str, Any]) -> None:
         i, seed, factor = req["shape"], req["seed"], req["factor"]

@@ -230,6 +230,7 @@ class Judge:
         self.t0 = time.monotonic()
         # Seconds spent in each stage, reported in every verdict (where an evaluation's time goes).
         self.stages: Dict[str, float] = {}
+        self.jit_cache: Optional[str] = None
         self.workers: Dict[str, str] = {}  # how each worker was started: warm (forked) or cold (and why)
 
     def timeout(self, stage: str) -> float:
@@ -270,6 +271,7 @@ class Judge:
                                         cache=True)
         if not base_build.ok:
             raise SpecError(f"The baseline {self.baseline_path} does not build; fix it first:\n{_tail(base_build.log, 2000)}")
+        self.jit_cache = self._baseline_jit_cache(base_text)
         self.ref = self._start("reference", base_build)
         self.worker = self._start("candidate", base_build)
         t = time.monotonic()
@@ -292,6 +294,7 @@ class Judge:
                 raise Verdict("compile_error", f'The candidate does not export the kernel "{kernel}"; '
                                                f'declare it extern "C" with the baseline\'s signature.')
         info = self._reference_ready()
+        self._share_baseline_jit_cache()
         self.info = info
         self.shapes: List[Dict[str, Any]] = info["shapes"]
         self.outputs: List[int] = self.ref_outputs
@@ -307,6 +310,41 @@ class Judge:
         self._correctness()
         self.stages["correctness_s"] = time.monotonic() - t
         return self._timing()
+
+    # --- the baseline's compiled kernels, shared between evaluations (Triton) -------------------------------
+    def _baseline_jit_cache(self, base_text: str) -> Optional[str]:
+        """Where this baseline's compiled Triton kernels are kept between evaluations. Each worker still has its
+        own TRITON_CACHE_DIR; it starts as a copy of this folder, which only the reference process (which
+        never sees a candidate) fills: without it every evaluation compiled the baseline for every shape twice."""
+        if self.backend.name != "triton":
+            return None
+        from .backends.base import cache_dir, content_key
+        with open(self.header.path, encoding="utf-8", errors="replace") as f:
+            spec_text = f.read()
+        return os.path.join(cache_dir(), "triton-baseline", content_key(base_text, spec_text, sys.executable))
+
+    def _seed_jit_cache(self, mode: str) -> None:
+        if self.jit_cache and os.path.isdir(self.jit_cache):
+            try:
+                shutil.copytree(self.jit_cache, os.path.join(self.workdir, f"triton-{mode}"), dirs_exist_ok=True)
+            except OSError:
+                pass  # a cold cache costs compile time, never a verdict
+
+    def _share_baseline_jit_cache(self) -> None:
+        """After the reference process compiled the baseline for every shape: keep its cache (once), and give the
+        candidate's worker a copy before it first calls the baseline."""
+        if not self.jit_cache:
+            return
+        if not os.path.isdir(self.jit_cache):
+            ref_cache = os.path.join(self.workdir, "triton-reference")
+            if os.path.isdir(ref_cache):
+                tmp = f"{self.jit_cache}.{os.getpid()}.tmp"
+                try:
+                    shutil.copytree(ref_cache, tmp)
+                    os.rename(tmp, self.jit_cache)  # atomic; another judge may have been first
+                except OSError:
+                    shutil.rmtree(tmp, ignore_errors=True)
+        self._seed_jit_cache("candidate")
 
     def _stage_times(self) -> Dict[str, float]:
         out = {k: round(v, 3) for k, v in self.stages.items()}
@@ -326,6 +364,8 @@ class Judge:
             "kernel": self.header.kernel, "baseline_artifact": base.artifact, "canary": self.canary,
             "triton_cache_dir": os.path.join(self.workdir, f"triton-{mode}"),
         }
+        if mode == "reference":
+            self._seed_jit_cache(mode)
         from . import warm
         use_warm = self.opts.warm and warm.enabled()
         owner = self.opts.owner if self.opts.owner is not None else os.getpid()
@@ -499,11 +539,11 @@ class Judge:
             "pool_seeds": [[self.rng.randrange(1, 2**31) for _ in range(3)] for _ in range(n)],
             "fresh_seeds": [self.rng.randrange(1, 2**31) for _ in range(n)],
             "budget_s": float(os.environ.get("KERNELEVOLVE_TIMING_BUDGET_S", 0.3 if gpu else 0.08)),
-            "min_samples": int(os.environ.get("KERNELEVOLVE_MIN_SAMPLES", 10 if gpu else 5)),
+            "min_samples": int(os.environ.get("KERNELEVOLVE_MIN_SAMPLES", 30 if gpu else 5)),
             "max_samples": int(os.environ.get("KERNELEVOLVE_MAX_SAMPLES", 100)),
             "max_batch": 64, "batch_bytes": 64 << 20,
-            # GPU: stop once both medians are known to 0.2% (relative standard error); CPU: run the budget
-            "precision": float(os.environ.get("KERNELEVOLVE_TIMING_PRECISION", 0.002 if gpu else 0.0)),
+            # GPU: stop once both medians are known to 0.15% (relative standard error); CPU: run the budget
+            "precision": float(os.environ.get("KERNELEVOLVE_TIMING_PRECISION", 0.0015 if gpu else 0.0)),
         }
         rows: List[Dict[str, Any]] = []
         spreads: List[float] = []
