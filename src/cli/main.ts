@@ -16,6 +16,17 @@ Exit codes: 0 ok, 1 judged but not ok / nothing better found, 2 bad arguments, s
 
 type Command = (argv: string[]) => Promise<number>;
 
+/** The usage text with only the named command's usage lines (all of them for an unknown name). */
+function usageOf(name: string): string {
+  if (!USAGE.includes(`usage: kernelevolve ${name} `)) return USAGE;
+  let keep = true;
+  return USAGE.split('\n').filter((line) => {
+    if (line.startsWith('usage: ')) keep = line.startsWith(`usage: kernelevolve ${name} `);
+    else if (!/^\s/.test(line)) keep = true;
+    return keep;
+  }).join('\n');
+}
+
 async function lazy(name: string): Promise<Command | undefined> {
   switch (name) {
     case 'evaluate':
@@ -34,6 +45,10 @@ export async function main(argv: string[]): Promise<number> {
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(USAGE + '\n');
     return name ? EXIT.ok : EXIT.usage;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(usageOf(name) + '\n');
+    return EXIT.ok;
   }
   try {
     const command = await lazy(name);

@@ -36,6 +36,14 @@ describe('kernelevolve evaluate (local host, C++ examples)', () => {
     expect(v.host).toBe('local');
   }, 120_000);
 
+  it('--help prints the command\'s usage and the exit codes, exit 0', () => {
+    const r = cli('--help');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('usage: kernelevolve evaluate --spec SPEC.py --candidate FILE');
+    expect(r.stdout).not.toContain('usage: kernelevolve evolve');
+    expect(r.stdout).toContain('Exit codes:');
+  });
+
   it('prints a readable summary without --json', () => {
     const r = cli('--spec', path.join(matmul, 'spec.py'), '--candidate', path.join(matmul, 'matmul.cpp'));
     expect(r.code, r.stderr).toBe(0);
