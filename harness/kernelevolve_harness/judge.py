@@ -146,12 +146,13 @@ class Process:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
         if self.warm:
-            self.proc.close()
+            self.proc.close()  # the server reaps it (and kills its group too, should the signal above have failed)
+        else:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
         self.chan.close()
 
 

@@ -87,6 +87,12 @@ class Server:
             self.log(f"{threads} threads after importing {loaded}; refusing to fork workers from this process")
             return 1
         signal.signal(signal.SIGTERM, lambda *_: self.stop())
+        # A worker's exit wakes the loop at once (its judge may be waiting for the exit code).
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             os.unlink(self.path)
@@ -98,9 +104,14 @@ class Server:
         self.log(f"ready in {time.monotonic() - t:.1f} s (pid {os.getpid()}, owner {self.owner}, "
                  f"preloaded {', '.join(loaded)})")
         while True:
-            ready, _, _ = select.select([self.listener, *self.conns.values()], [], [], 0.5)
+            ready, _, _ = select.select([self.listener, self.wake_r, *self.conns.values()], [], [], 0.5)
             for s in ready:
-                if s is self.listener:
+                if s is self.wake_r:
+                    try:
+                        os.read(self.wake_r, 4096)
+                    except BlockingIOError:
+                        pass
+                elif s is self.listener:
                     conn, _ = self.listener.accept()
                     self.conns[conn.fileno()] = conn
                 else:
@@ -147,7 +158,7 @@ class Server:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            _become_worker(req, fds, [self.listener, *self.conns.values()])
+            _become_worker(req, fds, [self.listener, *self.conns.values()], [self.wake_r, self.wake_w])
         return pid
 
     def reap(self) -> None:
@@ -187,12 +198,15 @@ class Server:
         os._exit(0)
 
 
-def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.socket]) -> None:
+def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.socket], pipes: List[int]) -> None:
     """In the forked child: the same setup a cold worker gets from the judge's Popen, then the worker itself."""
     code = 1
     try:
         for s in sockets:
             s.close()
+        signal.set_wakeup_fd(-1)
+        for fd in pipes:
+            os.close(fd)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         os.setsid()
