@@ -70,6 +70,7 @@ class Server:
         self.conns: Dict[int, socket.socket] = {}
         self.pids: Dict[int, int] = {}  # connection fd -> worker pid
         self.last_busy = time.monotonic()
+        self.owner_fd: List[int] = []
 
     def log(self, text: str) -> None:
         sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {text}\n")
@@ -103,9 +104,17 @@ class Server:
         self.inode = os.stat(self.path).st_ino
         self.log(f"ready in {time.monotonic() - t:.1f} s (pid {os.getpid()}, owner {self.owner}, "
                  f"preloaded {', '.join(loaded)})")
+        # Linux: a descriptor that becomes readable the moment the owner exits (else the owner is polled).
+        owner_fd = self.owner_fd
+        try:
+            owner_fd.append(os.pidfd_open(self.owner))
+        except (AttributeError, OSError):
+            pass
         while True:
-            ready, _, _ = select.select([self.listener, self.wake_r, *self.conns.values()], [], [], 0.5)
+            ready, _, _ = select.select([self.listener, self.wake_r, *owner_fd, *self.conns.values()], [], [], 0.5)
             for s in ready:
+                if owner_fd and s == owner_fd[0]:
+                    continue  # handled by the owner check below
                 if s is self.wake_r:
                     try:
                         os.read(self.wake_r, 4096)
@@ -158,7 +167,7 @@ class Server:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            _become_worker(req, fds, [self.listener, *self.conns.values()], [self.wake_r, self.wake_w])
+            _become_worker(req, fds, [self.listener, *self.conns.values()], [self.wake_r, self.wake_w, *self.owner_fd])
         return pid
 
     def reap(self) -> None:
