@@ -37,6 +37,15 @@ def server_pid(warm_dir: Path) -> Optional[int]:
     return None
 
 
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an exited server waits for whoever adopted it to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def until(cond: Any, seconds: float) -> bool:
     deadline = time.time() + seconds
     while time.time() < deadline:
@@ -88,18 +97,24 @@ def test_warm_and_cold_workers_reach_the_same_verdict(harness: Harness, warm_dir
 
 
 def test_the_server_exits_with_its_owner(harness: Harness, warm_dir: Path) -> None:
-    # The owner is the process that runs the judges (here a short Python that runs one and exits).
+    # The owner is the process that runs the judges: here a short Python that runs one and, once told, exits.
     cand = harness.write(mm_source(NAIVE))
     env = dict(os.environ, PYTHONPATH=str(HARNESS), KERNELEVOLVE_CACHE=str(harness.cache),
                KERNELEVOLVE_WARM_DIR=str(warm_dir))
     env.pop("KERNELEVOLVE_WARM_OWNER", None)
-    owner = ("import subprocess, sys; subprocess.run([sys.executable, '-m', 'kernelevolve_harness', 'evaluate', "
-             f"'--spec', {str(MM_SPEC)!r}, '--candidate', {str(cand)!r}, '--json'], check=True)")
-    r = subprocess.run([sys.executable, "-c", owner], capture_output=True, text=True, env=env, timeout=180)
-    assert json.loads(r.stdout)["workers"]["candidate"] == "warm", r.stderr
+    owner = ("import subprocess, sys; r = subprocess.run([sys.executable, '-m', 'kernelevolve_harness', "
+             f"'evaluate', '--spec', {str(MM_SPEC)!r}, '--candidate', {str(cand)!r}, '--json'], "
+             "capture_output=True, text=True); print(r.stdout, flush=True); sys.stdin.read()")
+    proc = subprocess.Popen([sys.executable, "-c", owner], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=env)
+    assert proc.stdout is not None and proc.stdin is not None
+    verdict = json.loads(proc.stdout.readline())
+    assert verdict["workers"]["candidate"] == "warm"
     pid = server_pid(warm_dir)
-    assert pid is not None
-    assert until(lambda: not os.path.exists(f"/proc/{pid}") and not sockets(warm_dir), 5), \
+    assert pid is not None and running(pid)
+    proc.stdin.close()  # the owner exits
+    proc.wait(timeout=30)
+    assert until(lambda: not running(pid) and not sockets(warm_dir), 5), \
         "the server outlived its owner"
 
 
