@@ -305,8 +305,8 @@ class CandidateWorker(Worker):
 
     # --- timing ------------------------------------------------------------------------------------
     def time_shape(self, i: int, cmd: Dict[str, Any]) -> List[Tuple[Dict[str, Any], List[Any], List[Any]]]:
-        """Times both kernels on shape i and sends the samples; returns the evidence kept for checking (copies
-        of outputs and arguments, still on the device), which is sent once timing is over."""
+        """Times both kernels on shape i and sends the samples; returns the evidence kept for checking (host
+        copies of outputs and arguments), which is hashed and sent once timing is over."""
         pool_seeds = self.pool_seeds[i]
         pool = [self.make_inputs(i, s, 1.0) for s in pool_seeds]
         timer = GpuTimer(self) if self.backend.gpu else CpuTimer(self)
@@ -407,19 +407,21 @@ class CandidateWorker(Worker):
         self.backend.synchronize()
         guard = self.guard_damage(guards)
         kept.append(({"seed": cmd["fresh_seeds"][i], "factor": 1.0, "what": "fresh"},
-                     [A.clone(o) if A.is_array(o) else o for o in self.result_outputs(result, gargs)],
-                     [A.clone(a) if A.is_array(a) else a for a in gargs]))
+                     [A.host_copy(o) if A.is_array(o) else o for o in self.result_outputs(result, gargs)],
+                     [A.host_copy(a) if A.is_array(a) else a for a in gargs]))
         self.send("timing", shape=i, samples=samples, batch=batch, timer=timer.kind,
                   verify=[meta for meta, _, _ in kept[:-1]], fresh=dict(kept[-1][0], guard=guard))
         return kept
 
     def keep(self, kept: List[Tuple[Dict[str, Any], List[Any], List[Any]]], i: int, gargs: List[Any], result: Any,
              plan: Tuple[int, float], what: str) -> None:
-        """Copies (on the device: cheap while timing) of a timed call's outputs and arguments, for checking."""
+        """Copies of a timed call's outputs and arguments, for checking once timing is over. They go to host
+        memory at once: copies left on the device while the candidate's kernels still run (later rounds, the
+        fresh-input call) could be overwritten by a kernel that writes far outside its buffers."""
         p, f = plan
-        outs = [A.clone(o) if A.is_array(o) else o for o in self.result_outputs(result, gargs)]
+        outs = [A.host_copy(o) if A.is_array(o) else o for o in self.result_outputs(result, gargs)]
         kept.append(({"seed": self.pool_seeds[i][p], "factor": f, "what": what}, outs,
-                     [A.clone(a) if A.is_array(a) else a for a in gargs]))
+                     [A.host_copy(a) if A.is_array(a) else a for a in gargs]))
 
     def send_kept(self, i: int, entries: List[Tuple[Dict[str, Any], List[Any], List[Any]]]) -> None:
         blobs: List[bytes] = []

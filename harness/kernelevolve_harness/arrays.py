@@ -123,6 +123,12 @@ def clone(x: Any) -> Any:
     return x.clone() if is_torch(x) else x.copy()
 
 
+def host_copy(x: Any) -> Any:
+    """A copy in host memory of the same kind and dtype (a CPU tensor for a tensor): out of reach of any later
+    kernel, however it computes its addresses."""
+    return x.detach().to("cpu", copy=True) if is_torch(x) else x.copy()
+
+
 def host_numpy(x: Any) -> Tuple[np.ndarray, str]:
     """The array on the host as numpy (bfloat16 widened to float32), and the original dtype's name."""
     name = dtype_name(x)
