@@ -339,6 +339,16 @@ def spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int, 
           from_worker_w: int, limit_memory: bool) -> Tuple[Optional[WarmChild], str]:
     """Asks this host's server (started on first use) for a worker. Returns (None, why) when it cannot: the
     judge then starts a cold worker, so a broken server costs seconds, never a verdict."""
+    if not hasattr(socket, "send_fds") or not hasattr(socket, "SOCK_SEQPACKET"):
+        return None, "this Python or system cannot pass descriptors over a sequenced-packet socket"
+    try:
+        return _spawn(backend, owner, env, cwd, log_fd, to_worker_r, from_worker_w, limit_memory)
+    except OSError as e:  # e.g. a system without AF_UNIX sequenced-packet sockets
+        return None, f"the warm-worker socket failed ({e})"
+
+
+def _spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int, to_worker_r: int,
+           from_worker_w: int, limit_memory: bool) -> Tuple[Optional[WarmChild], str]:
     folder = socket_dir()
     if folder is None:
         return None, "no private folder for the warm-worker socket"

@@ -164,3 +164,11 @@ def test_a_server_killed_mid_evaluation_costs_time_not_a_verdict(harness: Harnes
     v = json.loads(out)
     assert v["status"] == "ok", v
     assert v["workers"]["candidate"].startswith("cold (the warm-worker server exited mid-evaluation"), v["workers"]
+
+
+def test_a_socket_path_too_long_means_cold_workers(harness: Harness, tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 100)  # past the 108 bytes a Unix socket's path may have
+    deep.mkdir(mode=0o700)
+    v = run_judge(harness, deep, NAIVE)
+    assert v["status"] == "ok"
+    assert v["workers"]["candidate"].startswith("cold ("), v["workers"]
