@@ -78,22 +78,8 @@ class Server:
 
     def serve(self) -> int:
         t = time.monotonic()
-        loaded = preload(self.backend)
-        if "torch" in sys.modules and sys.modules["torch"].cuda.is_initialized():
-            self.log("torch initialized CUDA while importing; warm workers cannot be forked from this process")
-            return 1
-        threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
-        if threads != 1:
-            # Forking a process with other threads can copy a lock mid-use; workers would hang at random.
-            self.log(f"{threads} threads after importing {loaded}; refusing to fork workers from this process")
-            return 1
-        signal.signal(signal.SIGTERM, lambda *_: self.stop())
-        # A worker's exit wakes the loop at once (its judge may be waiting for the exit code).
-        self.wake_r, self.wake_w = os.pipe()
-        os.set_blocking(self.wake_r, False)
-        os.set_blocking(self.wake_w, False)
-        signal.signal(signal.SIGCHLD, lambda *_: None)
-        signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+        # Listening first: a socket that cannot be made fails in milliseconds, and judges that come while the
+        # imports run wait in the backlog instead of starting servers of their own.
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             os.unlink(self.path)
@@ -102,6 +88,20 @@ class Server:
         self.listener.bind(self.path)
         self.listener.listen(64)
         self.inode = os.stat(self.path).st_ino
+        loaded = preload(self.backend)
+        if "torch" in sys.modules and sys.modules["torch"].cuda.is_initialized():
+            self.refuse("torch initialized CUDA while importing; warm workers cannot be forked from this process")
+        threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+        if threads != 1:
+            # Forking a process with other threads can copy a lock mid-use; workers would hang at random.
+            self.refuse(f"{threads} threads after importing {loaded}; refusing to fork workers from this process")
+        signal.signal(signal.SIGTERM, lambda *_: self.stop())
+        # A worker's exit wakes the loop at once (its judge may be waiting for the exit code).
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
         self.log(f"ready in {time.monotonic() - t:.1f} s (pid {os.getpid()}, owner {self.owner}, "
                  f"preloaded {', '.join(loaded)})")
         # Linux: a descriptor that becomes readable the moment the owner exits (else the owner is polled).
@@ -195,16 +195,24 @@ class Server:
         if conn is not None:
             conn.close()
 
-    def stop(self) -> None:
+    def refuse(self, why: str) -> None:
+        """Will never serve on this host as configured: say so once, for every judge to read, and exit."""
+        self.log(why)
+        with open(self.path[:-5] + ".refused", "w") as f:
+            f.write(why + "\n")
+        self.stop(1)
+
+    def stop(self, code: int = 0) -> None:
         for fd in list(self.conns):
             self.drop(fd)
         try:
             if os.stat(self.path).st_ino == self.inode:
-                for p in (self.path, self.path + ".lock", self.path[:-5] + ".log"):
+                # the log stays when the server refused to serve: the judges' notes point to it
+                for p in (self.path, self.path + ".lock") + ((self.path[:-5] + ".log",) if code == 0 else ()):
                     os.unlink(p)
         except (OSError, AttributeError):
             pass
-        os._exit(0)
+        os._exit(code)
 
 
 def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.socket], pipes: List[int]) -> None:
@@ -354,6 +362,11 @@ def _spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int,
         return None, "no private folder for the warm-worker socket"
     key = server_key(backend, owner, env)
     path = os.path.join(folder, f"w-{key}.sock")
+    try:
+        with open(path[:-5] + ".refused") as f:
+            return None, f"the warm-worker server refused to serve here: {f.read().strip()}"
+    except OSError:
+        pass
     conn = _connect(path)
     if conn is None:
         conn, why = _start(path, backend, owner, env)

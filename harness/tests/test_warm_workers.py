@@ -17,7 +17,8 @@ from conftest import HARNESS, MM_SPEC, NAIVE, Harness, mm_source
 def run_judge(harness: Harness, warm_dir: Path, body: str, *flags: str, **env: str) -> Dict[str, Any]:
     cand = harness.write(mm_source(body))
     full_env = dict(os.environ, PYTHONPATH=str(HARNESS), KERNELEVOLVE_CACHE=str(harness.cache),
-                    KERNELEVOLVE_WARM_DIR=str(warm_dir), **env)
+                    KERNELEVOLVE_WARM_DIR=str(warm_dir))
+    full_env.update(env)
     r = subprocess.run([sys.executable, "-m", "kernelevolve_harness", "evaluate", "--spec", str(MM_SPEC),
                         "--candidate", str(cand), "--json", *flags], capture_output=True, text=True, env=full_env,
                        cwd=str(harness.tmp), timeout=180)
@@ -172,3 +173,20 @@ def test_a_socket_path_too_long_means_cold_workers(harness: Harness, tmp_path: P
     v = run_judge(harness, deep, NAIVE)
     assert v["status"] == "ok"
     assert v["workers"]["candidate"].startswith("cold ("), v["workers"]
+
+
+def test_a_server_with_threads_refuses_once_and_judges_go_cold(harness: Harness, warm_dir: Path,
+                                                                tmp_path: Path) -> None:
+    # Forking a process that runs other threads can copy a lock mid-use; such a server refuses, says why in a
+    # file, and later judges go straight to cold workers instead of starting it again.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import threading, time\n"
+                                           "threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()\n")
+    path = f"{HARNESS}{os.pathsep}{site}"
+    first = run_judge(harness, warm_dir, NAIVE, PYTHONPATH=path)
+    second = run_judge(harness, warm_dir, NAIVE, PYTHONPATH=path)
+    assert first["status"] == second["status"] == "ok"
+    assert all(w.startswith("cold (the warm-worker server refused to serve here: 2 threads")
+               for w in second["workers"].values()), second["workers"]
+    assert len(list(warm_dir.glob("*.refused"))) == 1 and not sockets(warm_dir)
