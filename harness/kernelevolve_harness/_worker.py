@@ -66,7 +66,8 @@ class Worker:
             outs = [args[j] for j in self.outputs + self.inplace if j < len(args)]
         return outs
 
-    def pack_outputs(self, outs: List[Any]) -> Tuple[List[bytes], List[str]]:
+    def pack_outputs(self, outs: List[Any]) -> Tuple[List[Any], List[str]]:
+        """The outputs as .npy blobs, each (header, data); they are sent at once, so the data is not copied."""
         blobs, dtypes = [], []
         for o in outs:
             if A.is_array(o):
@@ -76,12 +77,15 @@ class Worker:
                 name = str(a.dtype)
             if a.dtype == object:
                 raise TypeError(f"launch returned {type(o).__name__}, which is not an array or a number")
-            blobs.append(A.to_npy(np.array(a, copy=True)))
+            blobs.append(A.npy_parts(a))
             dtypes.append(name)
         return blobs, dtypes
 
-    def arg_digests(self, args: List[Any]) -> List[Optional[str]]:
-        return [A.digest(a) if A.is_array(a) else None for a in args]
+    def arg_digests(self, args: List[Any], every: bool = False) -> List[Optional[str]]:
+        """Fingerprints of the array arguments that must come back unchanged (all of them with every=True);
+        None for the rest, which the judge does not compare."""
+        skip = set() if every else set(self.outputs) | set(self.inplace)
+        return [A.digest(a) if A.is_array(a) and j not in skip else None for j, a in enumerate(args)]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -131,7 +135,7 @@ class ReferenceWorker(Worker):
             raise SpecError(f"{where}: inputs({self.shapes[0]}, seed) failed: {type(e).__name__}: {e}.")
         if not any(A.is_array(a) for a in args):
             raise SpecError(f"{where}: inputs() returned no arrays; it must return the kernel's arguments as a tuple.")
-        before = self.arg_digests(args)
+        before = self.arg_digests(args, every=True)
         try:
             result = self.spec.launch(self.kb, *args)
             self.backend.synchronize()
@@ -144,7 +148,7 @@ class ReferenceWorker(Worker):
         if not outs and not self.outputs and not self.inplace:
             raise SpecError(f"{where}: launch() returns nothing and the spec declares no OUTPUTS; "
                             f"return the output array(s) from launch, or set OUTPUTS = [index, ...].")
-        after = self.arg_digests(args)
+        after = self.arg_digests(args, every=True)
         for j, (b, a) in enumerate(zip(before, after)):
             if b is not None and b != a and j not in self.outputs and j not in self.inplace:
                 raise SpecError(f"{where}: the baseline changes argument {j}, which is not in OUTPUTS or INPLACE; "
@@ -177,7 +181,7 @@ class ReferenceWorker(Worker):
             self.backend.synchronize()
             outs = self.result_outputs(result, args)
         blobs, dtypes = self.pack_outputs(outs)
-        self.send("ref", blobs, key=req["key"], digests=digests, dtypes=dtypes)
+        self.send("ref", blobs, key=req["key"], digests=digests, dtypes=dtypes, cpu_s=round(time.process_time(), 3))
 
     def spec_has_reference(self) -> bool:
         return callable(getattr(self.spec, "reference", None))
@@ -408,29 +412,29 @@ class CandidateWorker(Worker):
         guard = self.guard_damage(guards)
         kept.append(({"seed": cmd["fresh_seeds"][i], "factor": 1.0, "what": "fresh"},
                      [A.host_copy(o) if A.is_array(o) else o for o in self.result_outputs(result, gargs)],
-                     [A.host_copy(a) if A.is_array(a) else a for a in gargs]))
+                     self.arg_digests(gargs)))
         self.send("timing", shape=i, samples=samples, batch=batch, timer=timer.kind,
                   verify=[meta for meta, _, _ in kept[:-1]], fresh=dict(kept[-1][0], guard=guard))
         return kept
 
     def keep(self, kept: List[Tuple[Dict[str, Any], List[Any], List[Any]]], i: int, gargs: List[Any], result: Any,
              plan: Tuple[int, float], what: str) -> None:
-        """Copies of a timed call's outputs and arguments, for checking once timing is over. They go to host
-        memory at once: copies left on the device while the candidate's kernels still run (later rounds, the
-        fresh-input call) could be overwritten by a kernel that writes far outside its buffers."""
+        """A timed call's outputs, copied to host memory, and its arguments' fingerprints, for checking once
+        timing is over. Both are taken at once: anything left on the device while the candidate's kernels still
+        run (later rounds, the fresh-input call) could be overwritten by a kernel that writes far outside its
+        buffers."""
         p, f = plan
         outs = [A.host_copy(o) if A.is_array(o) else o for o in self.result_outputs(result, gargs)]
-        kept.append(({"seed": self.pool_seeds[i][p], "factor": f, "what": what}, outs,
-                     [A.host_copy(a) if A.is_array(a) else a for a in gargs]))
+        kept.append(({"seed": self.pool_seeds[i][p], "factor": f, "what": what}, outs, self.arg_digests(gargs)))
 
-    def send_kept(self, i: int, entries: List[Tuple[Dict[str, Any], List[Any], List[Any]]]) -> None:
-        blobs: List[bytes] = []
+    def send_kept(self, i: int, entries: List[Tuple[Dict[str, Any], List[Any], List[Optional[str]]]]) -> None:
+        blobs: List[Any] = []
         described = []
-        for meta, outs, args in entries:
+        for meta, outs, digests in entries:
             b, dtypes = self.pack_outputs(outs)
-            described.append(dict(meta, dtypes=dtypes, digests=self.arg_digests(args), count=len(b)))
+            described.append(dict(meta, dtypes=dtypes, digests=digests, count=len(b)))
             blobs.extend(b)
-        self.send("verify", blobs, shape=i, entries=described)
+        self.send("verify", blobs, shape=i, entries=described, cpu_s=round(time.process_time(), 3))
 
     def refill(self, gargs: List[Any], pool: List[List[Any]], p: int, factor: float) -> None:
         """Fresh inputs into the same buffers (pool entry p scaled by factor) and poisoned outputs, untimed."""

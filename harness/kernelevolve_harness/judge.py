@@ -156,6 +156,13 @@ class Process:
         self.chan.close()
 
 
+def _trace_cpu(judge: "Judge") -> None:
+    """KERNELEVOLVE_TRACE: the judge's own CPU seconds (the workers report theirs in their messages)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    sys.stderr.write(f"[{time.monotonic() - judge.t0:7.3f}s] judge CPU: {r.ru_utime + r.ru_stime:.2f} s\n")
+
+
 def _limits(limit_memory: bool, parent: int) -> None:
     """In the worker before exec: no core dumps (a crash is a verdict, not a 10 GB file), a cap on what it
     may write (its log), for CPU kernels a cap on memory so a runaway allocation cannot take the machine, and
@@ -253,6 +260,8 @@ class Judge:
                 out["log"] = _tail(log)
             return out
         finally:
+            if TRACE:
+                _trace_cpu(self)
             for p in (self.worker, self.ref):
                 if p is not None:
                     p.kill()
@@ -423,7 +432,8 @@ class Judge:
             header, blobs = proc.recv(self.timeout(stage))
             if TRACE:
                 sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] {os.path.basename(proc.log_path)[:-4]}: "
-                                 f"{header.get('type')} {sum(map(len, blobs)) >> 10} KiB\n")
+                                 f"{header.get('type')} {sum(map(len, blobs)) >> 10} KiB"
+                                 + (f" (its CPU so far: {header['cpu_s']} s)" if "cpu_s" in header else "") + "\n")
             return header, blobs
         except ChannelTimeout:
             if proc is self.ref:

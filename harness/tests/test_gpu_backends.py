@@ -118,3 +118,37 @@ def test_a_fallback_written_with_tensor_operators_is_rejected(harness: Harness) 
                             timeout=600)
     assert v["status"] == "static_rejected", v
     assert "torch pow" in v["reason"]
+
+
+def test_device_fingerprints_see_every_byte() -> None:
+    # Arguments that must come back unchanged are fingerprinted on the GPU (no copy to the host): equal bytes
+    # give equal fingerprints, and a change to any single byte is always seen.
+    from kernelevolve_harness.arrays import device_digest, digest
+    x = torch.randn(1000, 37, device="cuda")
+    assert digest(x) == device_digest(x) == device_digest(x.clone())
+    for flat_index in (0, 1, 18_500, x.numel() - 1):
+        for bit in (0, 31):
+            y = x.clone()
+            y.view(-1).view(torch.int32)[flat_index] ^= 1 << bit
+            assert device_digest(y) != device_digest(x), (flat_index, bit)
+    t = torch.randn(64, 48, device="cuda").t()  # not contiguous: fingerprinted as its values in order
+    assert device_digest(t) == device_digest(t.contiguous())
+    for odd in (torch.ones(7, dtype=torch.bool, device="cuda"), torch.arange(13, dtype=torch.int8, device="cuda"),
+                torch.randn(5, device="cuda").bfloat16()):
+        changed = odd.clone()
+        changed.view(torch.uint8)[-1] ^= 1
+        assert device_digest(odd) == device_digest(odd.clone()) != device_digest(changed)
+    assert device_digest(x) != device_digest(x.reshape(37, 1000))  # the shape is part of it
+    assert device_digest(torch.empty(0, 3, device="cuda")) == "float32(0, 3)"
+
+
+def test_a_triton_candidate_that_writes_one_element_of_its_input_is_incorrect(harness: Harness, tmp_path) -> None:
+    pytest.importorskip("triton")
+    src = (SOFTMAX / "softmax.py").read_text()
+    store = "        tl.store(y_ptr + row * y_stride + offs, num / den, mask=mask)\n"
+    assert store in src
+    cand = tmp_path / "softmax.py"
+    cand.write_text(src.replace(store, store + "        tl.store(x_ptr + row * x_stride, 0.0, mask=row == n_rows - 1)\n"))
+    v, _ = harness.evaluate(SOFTMAX / "spec.py", cand, timeout=600)
+    assert v["status"] == "incorrect", v
+    assert "changed argument 0" in v["reason"], v

@@ -57,9 +57,10 @@ if part trace; then
 echo "== one evaluation of the softmax baseline, stage by stage (KERNELEVOLVE_TRACE)"
 PYTHONPATH=harness KERNELEVOLVE_TRACE=1 python3 -m kernelevolve_harness evaluate --spec examples/triton/softmax/spec.py \
   --candidate examples/triton/softmax/softmax.py --json 2>"$OUT/trace.txt" >/dev/null
+echo "-- a candidate with new specializations (compiled)" >> "$OUT/trace.txt"
 PYTHONPATH=harness KERNELEVOLVE_TRACE=1 python3 -m kernelevolve_harness evaluate --spec examples/triton/softmax/spec.py \
-  --candidate examples/triton/softmax/softmax.py --json 2>>"$OUT/trace.txt" >/dev/null
-tail -40 "$OUT/trace.txt"
+  --candidate examples/triton/softmax/candidates/more_warps.py --json 2>>"$OUT/trace.txt" >/dev/null
+tail -80 "$OUT/trace.txt"
 fi
 
 if part fidelity; then
@@ -82,11 +83,17 @@ for spec in ${THROUGHPUT_SPECS:-examples/triton/softmax/spec.py examples/triton/
     nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/util-$ex.csv" &
     smi=$!
   fi
+  # CPU: /proc/stat every 0.5 s (the busy share of all cores), and the busiest processes every 10 s
+  ( while :; do echo "$(date +%s.%N) $(head -1 /proc/stat)"; sleep 0.5; done ) > "$OUT/cpu-$ex.txt" &
+  cpu=$!
+  ( while :; do sleep 10; date +%s; top -b -n 1 -w 200 | sed -n 7,30p; done ) > "$OUT/top-$ex.txt" 2>/dev/null &
+  tops=$!
   t0=$(date +%s.%N)
   timeout "${EVOLVE_TIMEOUT:-300}" node bin/kernelevolve.js evolve --spec "$spec" --operators tune \
     --budget "$BUDGET" --time "${MINUTES:-3}" --config "$OUT/hosts.json" --out "$OUT/run-$ex" --json > "$OUT/evolve-$ex.json" 2>>"$OUT/stderr.log"
   t1=$(date +%s.%N)
   [ -n "$smi" ] && kill $smi
+  kill $cpu $tops 2>/dev/null
   echo "$t0 $t1" > "$OUT/wall-$ex.txt"
 done
 fi

@@ -35,6 +35,23 @@ def busy_fraction(util_csv, t0, t1):
     return sum(window) / (100.0 * len(window)) if window else float("nan")
 
 
+def cpu_busy(cpu_txt, t0, t1):
+    """The busy share of all CPU cores between t0 and t1, from /proc/stat samples ("time cpu user nice system
+    idle iowait irq softirq steal ...")."""
+    samples = []
+    for line in open(cpu_txt):
+        parts = line.split()
+        if len(parts) < 6 or parts[1] != "cpu":
+            continue
+        ticks = [int(x) for x in parts[2:]]
+        samples.append((float(parts[0]), sum(ticks), ticks[3] + (ticks[4] if len(ticks) > 4 else 0)))
+    window = [s for s in samples if t0 <= s[0] <= t1] or samples
+    if len(window) < 2:
+        return float("nan")
+    total, idle = window[-1][1] - window[0][1], window[-1][2] - window[0][2]
+    return 1.0 - idle / total if total > 0 else float("nan")
+
+
 def main(out):
     copy = open(os.path.join(out, "copy.txt")).read().split()[1] if os.path.exists(os.path.join(out, "copy.txt")) else "nan"
 
@@ -86,7 +103,9 @@ def main(out):
             best = {}  # the run was stopped by its time limit
         util = os.path.join(out, f"util-{ex}.csv")
         busy = busy_fraction(util, done[0], done[-1]) if os.path.exists(util) and done else float("nan")
-        print(f"  {ex:8s} {len(vs):6d} {t1 - t0:6.0f} {(len(done) - 1) / (steady / 60):8.1f} {busy:8.0%} "
+        cpu = os.path.join(out, f"cpu-{ex}.txt")
+        cpus = cpu_busy(cpu, done[0], done[-1]) if os.path.exists(cpu) and done else float("nan")
+        print(f"  {ex:8s} {len(vs):6d} {t1 - t0:6.0f} {(len(done) - 1) / (steady / 60):8.1f} {busy:8.0%} {cpus:8.0%} "
               f"{held / steady:5.0%} {warm:5d} {mean('compile_s'):9.2f} {mean('correctness_s'):9.2f} "
               f"{mean('timing_s'):8.2f} {mean('lock_wait_s'):11.2f} {mean('total_s'):7.2f} "
               f"{best.get('speedup', float('nan')):6.2f}x")

@@ -1,0 +1,60 @@
+"""The judge-worker channel carries arrays as .npy blobs: what is sent as (header, data) parts arrives as the same
+array, read into one buffer and viewed without a copy."""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+from kernelevolve_harness.arrays import from_npy, npy_parts, to_npy
+from kernelevolve_harness.protocol import Channel, ChannelClosed, ChannelTimeout
+
+
+def _pair():
+    r1, w1 = os.pipe()
+    r2, w2 = os.pipe()
+    return Channel(r1, w2), Channel(r2, w1)  # a's writes reach b and the other way round
+
+
+ARRAYS = [
+    np.arange(12, dtype=np.float32).reshape(3, 4),
+    np.asfortranarray(np.arange(12, dtype=np.float64).reshape(3, 4)),
+    np.arange(20, dtype=np.int32)[::2],  # not contiguous
+    np.array([True, False, True]),
+    np.zeros((0, 5), dtype=np.float16),
+    np.array(3.5),  # zero-dimensional
+    np.random.default_rng(1).standard_normal(3 << 20).astype(np.float32),  # 12 MiB: many pipe buffers
+]
+
+
+def test_arrays_cross_the_channel_unchanged():
+    a, b = _pair()
+    sender = threading.Thread(target=lambda: a.send({"type": "call", "n": 1}, [npy_parts(x) for x in ARRAYS]
+                                                    + [to_npy(ARRAYS[0])]))
+    sender.start()
+    header, blobs = b.recv(timeout=30)
+    sender.join()
+    assert header["type"] == "call" and header["n"] == 1 and len(blobs) == len(ARRAYS) + 1
+    for sent, blob in zip(ARRAYS + [ARRAYS[0]], blobs):
+        got = from_npy(blob)
+        assert got.dtype == sent.dtype and got.shape == sent.shape
+        assert np.array_equal(got, sent)
+    assert from_npy(bytes(blobs[0])).tolist() == ARRAYS[0].tolist()  # plain bytes are read the same way
+
+
+def test_object_arrays_and_truncated_blobs_are_refused():
+    header, data = npy_parts(np.zeros(4, dtype=np.float32))
+    with pytest.raises(ValueError):
+        from_npy(bytearray(header + bytes(data)[:8]))
+    pickled = to_npy(np.zeros(2)).replace(b"<f8", b"|O8", 1)
+    with pytest.raises(ValueError):
+        from_npy(bytearray(pickled))
+
+
+def test_a_closed_or_silent_peer_is_reported():
+    a, b = _pair()
+    with pytest.raises(ChannelTimeout):
+        b.recv(timeout=0.2)
+    a.close()
+    with pytest.raises(ChannelClosed):
+        b.recv(timeout=5)
