@@ -195,66 +195,6 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-class TimingCore:
-    """A CPU core kept for the process being timed. Every process of an evaluation (this judge, its workers and
-    their compilers) runs on the other cores; while the candidate's worker holds the device lock, its main
-    thread runs alone on this one. Without it, on a host judging a dozen candidates at once, the timed section
-    took twice as long as on an idle host (Python queueing the timed calls behind other candidates' compiles),
-    and that section is what the device lock serializes.
-
-    KERNELEVOLVE_TIMING_CORE: "auto" (the default: GPU kernels, with a device lock, on a host of 8 or more
-    cores), "off", or a core number. The core chosen for GPU n is the n-th from the last, so the evaluations of
-    different GPUs do not share one."""
-
-    def __init__(self, gpu: bool, locked: bool) -> None:
-        self.core: Optional[int] = None
-        self.others: set = set()
-        setting = os.environ.get("KERNELEVOLVE_TIMING_CORE", "auto").strip().lower()
-        if setting == "off" or not hasattr(os, "sched_setaffinity"):
-            return
-        try:
-            cpus = sorted(os.sched_getaffinity(0))
-        except OSError:
-            return
-        if setting == "auto":
-            if not (gpu and locked and len(cpus) >= 8):
-                return
-            first = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip()
-            device = int(first) if first.isdigit() else 0
-            core = cpus[-1 - device % max(1, len(cpus) // 8)]
-        else:
-            try:
-                core = int(setting)
-            except ValueError:
-                return
-            if core not in cpus or len(cpus) < 2:
-                return
-        self.core, self.others = core, set(cpus) - {core}
-        self._set(0, self.others)
-
-    def _set(self, pid: int, cpus: set) -> None:
-        try:
-            os.sched_setaffinity(pid, cpus)
-        except OSError:
-            pass  # a process that is gone (its verdict says why) or a core taken away: timing goes on as it is
-
-    def exclude(self, pid: int) -> None:
-        """A process started for this evaluation runs on the other cores (a warm worker was forked elsewhere)."""
-        if self.core is not None:
-            self._set(pid, self.others)
-
-    @contextmanager
-    def timing(self, pid: int) -> Iterator[None]:
-        if self.core is None:
-            yield
-            return
-        self._set(pid, {self.core})
-        try:
-            yield
-        finally:
-            self._set(pid, self.others)
-
-
 @contextmanager
 def device_lock(path: Optional[str]) -> Iterator[None]:
     """Concurrent evaluations on one device never overlap their timed sections."""
@@ -300,7 +240,6 @@ class Judge:
         self.stages: Dict[str, float] = {}
         self.jit_cache: Optional[str] = None
         self.workers: Dict[str, str] = {}  # how each worker was started: warm (forked) or cold (and why)
-        self.timing_core = TimingCore(self.backend.gpu, bool(opts.lock))
 
     def timeout(self, stage: str) -> float:
         return TIMEOUTS[stage] * self.scale
@@ -443,7 +382,6 @@ class Judge:
         p = Process(config, self.workdir, mode, limit_memory=not self.backend.gpu,
                     warm=(self.header.backend, owner) if use_warm else None)
         self.workers[mode] = "warm" if p.warm else "cold" + (f" ({p.warm_note})" if p.warm_note else "")
-        self.timing_core.exclude(p.proc.pid)
         return p
 
     # --- reference process ----------------------------------------------------------------------------
@@ -625,7 +563,7 @@ class Judge:
         # Nothing else runs while the worker times: the timed outputs are checked (here, and by the reference
         # process) only after the last timed call, so neither competes with the timing for the machine.
         t = time.monotonic()
-        with device_lock(self.opts.lock), self.timing_core.timing(self.worker.proc.pid):
+        with device_lock(self.opts.lock):
             self.stages["lock_wait_s"] = time.monotonic() - t
             t = time.monotonic()
             self.worker.send(cmd)
