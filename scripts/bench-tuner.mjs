@@ -135,13 +135,22 @@ async function benchOne(specPath, opts, knobs, tmp) {
   const t0 = Date.now();
   const runDir = path.join(work, 'tuner-run');
   let tuner;
-  try {
-    const { stdout } = await exec('node', [CLI, 'evolve', '--spec', specPath, '--operators', 'tune', '--budget', String(opts.budget), '--out', runDir, '--json'], { maxBuffer: 1 << 24 });
-    tuner = JSON.parse(stdout);
-  } catch (e) {
-    tuner = JSON.parse(e.stdout);
+  let tunerS;
+  // a tuner run that finished under the same --out is kept, like the grid's verdicts: a bench stopped by a time
+  // limit goes on where it stopped
+  const done = fs.existsSync(path.join(runDir, 'run.json')) && JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8'));
+  if (done && done.status === 'finished' && done.best) {
+    tuner = { best: done.best, candidates: done.counters.evaluated };
+    tunerS = (Date.parse(done.updatedAt) - Date.parse(done.createdAt)) / 1000;
+  } else {
+    try {
+      const { stdout } = await exec('node', [CLI, 'evolve', '--spec', specPath, '--operators', 'tune', '--budget', String(opts.budget), '--out', runDir, '--json'], { maxBuffer: 1 << 24 });
+      tuner = JSON.parse(stdout);
+    } catch (e) {
+      tuner = JSON.parse(e.stdout);
+    }
+    tunerS = (Date.now() - t0) / 1000;
   }
-  const tunerS = (Date.now() - t0) / 1000;
   const verdicts = fs.readFileSync(path.join(runDir, 'verdicts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   const tunerBestFile = path.join(runDir, 'candidates', `${tuner.best.id}${path.extname(sourcePath)}`);
 
