@@ -4,6 +4,9 @@
    forked from the warm-worker server and with workers started as new Pythons; the median wall time of each.
 2. The judge's comparison of one large output: the full comparison against a reference prepared once and
    checked many times (what the judge now does), on a softmax-sized float32 output.
+3. One 32 MiB output from a worker to the judge over a pipe: the channel as it is (the array's header and data
+   written as they are into a 1 MiB pipe, read into one buffer, viewed without a copy) against the same transfer
+   written plainly (one bytes object per array, a 64 KiB pipe, 1 MiB reads joined, np.load).
 
 usage: python3 scripts/bench-harness.py [--repeat 6] [SPEC.py ...]   (default: the C++ softmax example; on a
 machine with a GPU, pass examples/triton/softmax/spec.py)
@@ -77,6 +80,60 @@ def comparison(repeat: int) -> None:
           f"| {a / b:.1f}x |")
 
 
+def _transfer(array, plain: bool) -> float:
+    """Seconds to move one array through a fresh pipe pair, from serialization to an array in the reader."""
+    import threading
+    import numpy as np
+    from kernelevolve_harness.arrays import from_npy, npy_parts, to_npy
+    from kernelevolve_harness.protocol import Channel
+    r, w = os.pipe()
+    if plain:
+        import io
+
+        def send() -> None:
+            blob = to_npy(np.array(array, copy=True))
+            view = memoryview(blob)
+            while view:
+                view = view[os.write(w, view):]
+
+        def receive() -> "np.ndarray":
+            chunks, n = [], len(to_npy(array[:0])) + array.nbytes  # the header's size does not depend on the data
+            while n > 0:
+                chunk = os.read(r, min(n, 1 << 20))
+                chunks.append(chunk)
+                n -= len(chunk)
+            return np.load(io.BytesIO(b"".join(chunks)), allow_pickle=False)
+    else:
+        out, inp = Channel(r, w), Channel(r, w)
+
+        def send() -> None:
+            out.send({"type": "call"}, [npy_parts(array)])
+
+        def receive() -> "np.ndarray":
+            return from_npy(inp.recv(60)[1][0])
+    t = time.perf_counter()
+    sender = threading.Thread(target=send)
+    sender.start()
+    got = receive()
+    sender.join()
+    elapsed = time.perf_counter() - t
+    os.close(r)
+    os.close(w)
+    assert got.shape == array.shape and np.array_equal(got[-1], array[-1])
+    return elapsed
+
+
+def transfer(repeat: int) -> None:
+    import numpy as np
+    array = np.random.default_rng(0).standard_normal((2048, 4097)).astype(np.float32)  # 32 MiB
+    times = {True: [], False: []}
+    for _ in range(repeat):
+        for plain in (True, False):
+            times[plain].append(_transfer(array, plain))
+    a, b = statistics.median(times[True]), statistics.median(times[False])
+    print(f"| 2048 x 4097 float32 (32 MiB) | {repeat} + {repeat} | {1000 * a:.1f} ms | {1000 * b:.1f} ms | {a / b:.1f}x |")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--repeat", type=int, default=6)
@@ -90,6 +147,9 @@ def main() -> None:
     print("\n| one output compared | runs | full comparison | prepared reference | full / prepared |")
     print("|---|---:|---:|---:|---:|")
     comparison(a.repeat)
+    print("\n| one output, worker to judge | plain + channel runs | plain | channel | plain / channel |")
+    print("|---|---:|---:|---:|---:|")
+    transfer(a.repeat)
 
 
 if __name__ == "__main__":
