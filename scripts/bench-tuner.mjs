@@ -6,8 +6,10 @@
 // the tuner's best are then timed R more times, alternating, and compared on their median candidate times.
 //
 // usage: node scripts/bench-tuner.mjs [--budget 40] [--grid 8,16,32,64,128,256] [--repeat 3] [--top 3]
-//                                     [--parallel 2] [--out DIR] [--knobs knobs.cjs] [--axis NAME=v1,v2 ...] [SPEC.py ...]
-// (--axis fixes one knob's grid values, e.g. --axis num_stages=2,3,4 to keep a Triton grid small)
+//                                     [--parallel 2] [--out DIR] [--knobs knobs.cjs] [--axis NAME=v1,v2 ...]
+//                                     [--config hosts.json] [SPEC.py ...]
+// (--axis fixes one knob's grid values, e.g. --axis num_stages=2,3,4 to keep a Triton grid small; --config gives
+// the tuner's run the hosts a user would give it, e.g. a GPU host with several slots)
 // Default specs: every examples/cpp/*/spec.py and scripts/bench-tuner-kernels/*/spec.py.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -30,6 +32,7 @@ function parse(argv) {
     else if (a === '--top') o.top = Number(argv[++i]);
     else if (a === '--out') o.out = path.resolve(argv[++i]);
     else if (a === '--knobs') o.knobs = path.resolve(argv[++i]);
+    else if (a === '--config') o.config = path.resolve(argv[++i]);
     else if (a === '--axis') {
       const [name, values] = argv[++i].split('=');
       o.axis[name] = values.split(',').map(Number);
@@ -144,7 +147,9 @@ async function benchOne(specPath, opts, knobs, tmp) {
     tunerS = (Date.parse(done.updatedAt) - Date.parse(done.createdAt)) / 1000;
   } else {
     try {
-      const { stdout } = await exec('node', [CLI, 'evolve', '--spec', specPath, '--operators', 'tune', '--budget', String(opts.budget), '--out', runDir, '--json'], { maxBuffer: 1 << 24 });
+      const args = [CLI, 'evolve', '--spec', specPath, '--operators', 'tune', '--budget', String(opts.budget), '--out', runDir, '--json'];
+      if (opts.config) args.push('--config', opts.config);
+      const { stdout } = await exec('node', args, { maxBuffer: 1 << 24 });
       tuner = JSON.parse(stdout);
     } catch (e) {
       tuner = JSON.parse(e.stdout);

