@@ -84,11 +84,16 @@ def _transfer(array, plain: bool) -> float:
     """Seconds to move one array through a fresh pipe pair, from serialization to an array in the reader."""
     import threading
     import numpy as np
-    from kernelevolve_harness.arrays import from_npy, npy_parts, to_npy
+    from kernelevolve_harness.arrays import from_npy, npy_parts
     from kernelevolve_harness.protocol import Channel
     r, w = os.pipe()
     if plain:
         import io
+
+        def to_npy(a) -> bytes:
+            f = io.BytesIO()
+            np.save(f, a, allow_pickle=False)
+            return f.getvalue()
 
         def send() -> None:
             blob = to_npy(np.array(array, copy=True))

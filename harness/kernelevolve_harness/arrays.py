@@ -185,12 +185,6 @@ def device_digest(x: Any) -> str:
     return f"{head}:{both[0] & (2**64 - 1):016x}{both[1] & (2**64 - 1):016x}"
 
 
-def to_npy(a: np.ndarray) -> bytes:
-    f = io.BytesIO()
-    np.save(f, a, allow_pickle=False)
-    return f.getvalue()
-
-
 def npy_parts(a: np.ndarray) -> Tuple[bytes, memoryview]:
     """The .npy encoding of a C-contiguous array as (header, data): sent as is, without copying the data into
     one bytes object first."""

@@ -9,6 +9,7 @@ import json
 import os
 import select
 import struct
+import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -19,10 +20,11 @@ MAX_HEADER = 64 << 20
 def widen(fd: int) -> None:
     """Linux: a 1 MiB pipe buffer (from 64 KiB), so a 32 MiB array crosses in 32 wake-ups rather than 512.
     Silently kept as is where the system's pipe-max-size is lower or the fd is not a pipe."""
+    if not sys.platform.startswith("linux"):
+        return  # the command number means something else elsewhere
     import fcntl
-    setsz = getattr(fcntl, "F_SETPIPE_SZ", 1031)
     try:
-        fcntl.fcntl(fd, setsz, 1 << 20)
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)  # 1031: Linux's, before Python 3.10
     except OSError:
         pass
 

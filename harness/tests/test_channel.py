@@ -1,13 +1,21 @@
 """The judge-worker channel carries arrays as .npy blobs: what is sent as (header, data) parts arrives as the same
 array, read into one buffer and viewed without a copy."""
+import io
 import os
 import threading
 
 import numpy as np
 import pytest
 
-from kernelevolve_harness.arrays import from_npy, npy_parts, to_npy
+from kernelevolve_harness.arrays import from_npy, npy_parts
 from kernelevolve_harness.protocol import Channel, ChannelClosed, ChannelTimeout
+
+
+def to_npy(a) -> bytes:
+    """The plain .npy encoding, one bytes object (np.save)."""
+    f = io.BytesIO()
+    np.save(f, a, allow_pickle=False)
+    return f.getvalue()
 
 
 def _pair():
