@@ -89,12 +89,15 @@ for spec in ${THROUGHPUT_SPECS:-examples/triton/softmax/spec.py examples/triton/
   cpu=$!
   ( while :; do sleep 10; date +%s; top -b -n 1 -w 200 | sed -n 7,30p; done ) > "$OUT/top-$ex.txt" 2>/dev/null &
   tops=$!
+  python3 scripts/gpu/cpu_roles.py "$OUT/roles-$ex.json" &  # CPU seconds by role (judge, workers, compiler, engine)
+  roles=$!
   t0=$(date +%s.%N)
   timeout "${EVOLVE_TIMEOUT:-300}" node bin/kernelevolve.js evolve --spec "$spec" --operators tune \
     --budget "$BUDGET" --time "${MINUTES:-3}" --config "$OUT/hosts.json" --out "$OUT/run-$ex" --json > "$OUT/evolve-$ex.json" 2>>"$OUT/stderr.log"
   t1=$(date +%s.%N)
   [ -n "$smi" ] && kill $smi
-  kill $cpu $tops 2>/dev/null
+  kill $cpu $tops $roles 2>/dev/null
+  wait $roles 2>/dev/null
   echo "$t0 $t1" > "$OUT/wall-$ex.txt"
 done
 fi

@@ -83,7 +83,7 @@ def main(out):
     print("\nthroughput (tuner; per min = judged candidates per minute between the first and the last verdict, "
           "i.e. once candidates are queued; lock = share of that time some candidate held the timing lock; "
           "compile s = the harness's compile stage, for Triton a syntax check: its JIT compile is inside correct s):")
-    print(f"  {'spec':8s} {'judged':>6s} {'wall s':>6s} {'per min':>8s} {'GPU busy':>8s} {'lock':>5s} {'warm':>5s} "
+    print(f"  {'spec':8s} {'judged':>6s} {'wall s':>6s} {'per min':>8s} {'GPU busy':>8s} {'CPU busy':>8s} {'lock':>5s} {'warm':>5s} "
           f"{'compile s':>9s} {'correct s':>9s} {'timing s':>8s} {'lock wait s':>11s} {'total s':>7s} {'best':>7s}")
     for run in sorted(glob.glob(os.path.join(out, "run-*"))):
         ex = os.path.basename(run)[4:]
@@ -114,6 +114,12 @@ def main(out):
         for v in vs:
             statuses[v["status"]] = statuses.get(v["status"], 0) + 1
         print(f"    verdicts: {statuses}; best {best.get('id')} confirmed {best.get('confirmed')}")
+        roles = os.path.join(out, f"roles-{ex}.json")
+        if os.path.exists(roles) and vs:
+            cpu_s = json.load(open(roles))["cpu_s"]
+            print(f"    CPU seconds per judged candidate, by role (whole run, {sum(cpu_s.values()) / len(vs):.2f} s "
+                  f"in all): " + ", ".join(f"{k} {v / len(vs):.2f}" for k, v in
+                                           sorted(cpu_s.items(), key=lambda kv: -kv[1]) if v / len(vs) >= 0.01))
         if ex == "softmax" and best.get("id"):
             cand = json.load(open(os.path.join(run, "candidates", best["id"] + ".json")))
             print(f"    best knobs: {cand.get('knobs')}")

@@ -1,0 +1,94 @@
+"""CPU seconds by role during a run, from /proc: where an evaluation's CPU time goes on a busy machine.
+
+Usage: python3 scripts/gpu/cpu_roles.py OUT.json [INTERVAL_S]   (runs until SIGTERM, then writes OUT.json)
+
+Every INTERVAL_S it reads each process's own CPU time (utime + stime) and the CPU time of its reaped children
+(cutime + cstime: the Triton compiler's ptxas, which lives for a fraction of a second). A process's role is
+decided once, from what it is: the judge (`kernelevolve_harness evaluate`), a worker (its stdout is the
+evaluation's reference.log or candidate.log), the warm-worker server, the engine (node), or other. A process
+that exits between two samples loses at most one interval of its own time; its children's time is counted
+when they are reaped, which the worker does before it answers.
+"""
+import json
+import os
+import signal
+import sys
+import time
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def read_stat(pid):
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        data = f.read().decode("ascii", "replace")
+    comm = data[data.index("(") + 1:data.rindex(")")]
+    fields = data[data.rindex(")") + 2:].split()
+    # fields[0] is field 3 (state); utime is field 14, stime 15, cutime 16, cstime 17
+    own = (int(fields[11]) + int(fields[12])) / TICK
+    children = (int(fields[13]) + int(fields[14])) / TICK
+    return comm, own, children
+
+
+def role_of(pid, comm):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        cmd = ""
+    if "kernelevolve_harness evaluate" in cmd:
+        return "judge"
+    try:
+        out = os.readlink(f"/proc/{pid}/fd/1")
+    except OSError:
+        out = ""
+    if out.endswith("/reference.log"):
+        return "reference worker"
+    if out.endswith("/candidate.log"):
+        return "candidate worker"
+    if "kernelevolve_harness.warm" in cmd or "kernelevolve_harness warm" in cmd:
+        return "warm-worker server"
+    if comm == "node" or comm.startswith("node"):
+        return "engine (node)"
+    return "other"
+
+
+def main():
+    out_path = sys.argv[1]
+    interval = float(sys.argv[2]) if len(sys.argv) > 2 else 0.2
+    me = os.getpid()
+    first = {}  # pid -> (own, children) when first seen
+    last = {}  # pid -> (role, own, children)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    t0 = time.time()
+    while not stop:
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) == me:
+                continue
+            pid = int(name)
+            try:
+                comm, own, children = read_stat(pid)
+            except (OSError, ValueError, IndexError):
+                continue
+            if pid not in last:
+                # a worker's stdout is set before it runs anything; a worker seen too early is looked at again
+                first[pid] = (own, children) if time.time() - t0 < interval * 2 else (0.0, 0.0)
+                role = role_of(pid, comm)
+            else:
+                role = last[pid][0]
+                if role in ("other", "warm-worker server"):  # a worker is forked from the server, then re-homed
+                    role = role_of(pid, comm)
+            last[pid] = (role, own, children)
+        time.sleep(interval)
+    totals = {}
+    for pid, (role, own, children) in last.items():
+        own0, children0 = first[pid]
+        totals[role] = totals.get(role, 0.0) + own - own0
+        if children - children0 > 0:
+            totals[role + " (its children)"] = totals.get(role + " (its children)", 0.0) + children - children0
+    with open(out_path, "w") as f:
+        json.dump({"t0": t0, "t1": time.time(), "cpu_s": {k: round(v, 2) for k, v in sorted(totals.items())}}, f)
+
+
+if __name__ == "__main__":
+    main()
