@@ -7,7 +7,9 @@ Every INTERVAL_S it reads each process's own CPU time (utime + stime) and the CP
 decided once, from what it is: the judge (`kernelevolve_harness evaluate`), a worker (its stdout is the
 evaluation's reference.log or candidate.log), the warm-worker server, the engine (node), or other. A process
 that exits between two samples loses at most one interval of its own time; its children's time is counted
-when they are reaped, which the worker does before it answers.
+when they are reaped, which the worker does before it answers. The workers are the warm-worker server's
+children and the judges the engine's, so those two "(its children)" entries count the same seconds again.
+`started_cpu_s` names what the roles start (ptxas, a C compiler), by command.
 """
 import json
 import os
@@ -23,10 +25,10 @@ def read_stat(pid):
         data = f.read().decode("ascii", "replace")
     comm = data[data.index("(") + 1:data.rindex(")")]
     fields = data[data.rindex(")") + 2:].split()
-    # fields[0] is field 3 (state); utime is field 14, stime 15, cutime 16, cstime 17
+    # fields[0] is field 3 (state), fields[1] the parent; utime is field 14, stime 15, cutime 16, cstime 17
     own = (int(fields[11]) + int(fields[12])) / TICK
     children = (int(fields[13]) + int(fields[14])) / TICK
-    return comm, own, children
+    return comm, int(fields[1]), own, children
 
 
 def role_of(pid, comm):
@@ -58,6 +60,7 @@ def main():
     me = os.getpid()
     first = {}  # pid -> (own, children) when first seen
     last = {}  # pid -> (role, own, children)
+    parent = {}  # pid -> (parent pid, comm), for naming what the workers and the judge start
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     t0 = time.time()
@@ -67,7 +70,7 @@ def main():
                 continue
             pid = int(name)
             try:
-                comm, own, children = read_stat(pid)
+                comm, ppid, own, children = read_stat(pid)
             except (OSError, ValueError, IndexError):
                 continue
             if pid not in last:
@@ -79,15 +82,27 @@ def main():
                 if role in ("other", "warm-worker server"):  # a worker is forked from the server, then re-homed
                     role = role_of(pid, comm)
             last[pid] = (role, own, children)
+            parent[pid] = (ppid, comm)
         time.sleep(interval)
     totals = {}
+    started = {}  # "parent role: command" -> own CPU seconds of the processes the roles above started
     for pid, (role, own, children) in last.items():
+        ppid, comm = parent[pid]
+        for _ in range(6):  # up the tree: g++ starts cc1plus, the Triton compiler a shell that starts ptxas
+            if role != "other" or ppid not in last:
+                break
+            if last[ppid][0] != "other":
+                key = f"{last[ppid][0]}: {comm}"
+                started[key] = started.get(key, 0.0) + own - first[pid][0]
+                break
+            ppid = parent[ppid][0]
         own0, children0 = first[pid]
         totals[role] = totals.get(role, 0.0) + own - own0
         if children - children0 > 0:
             totals[role + " (its children)"] = totals.get(role + " (its children)", 0.0) + children - children0
     with open(out_path, "w") as f:
-        json.dump({"t0": t0, "t1": time.time(), "cpu_s": {k: round(v, 2) for k, v in sorted(totals.items())}}, f)
+        json.dump({"t0": t0, "t1": time.time(), "cpu_s": {k: round(v, 2) for k, v in sorted(totals.items())},
+                   "started_cpu_s": {k: round(v, 2) for k, v in sorted(started.items())}}, f)
 
 
 if __name__ == "__main__":
