@@ -43,10 +43,11 @@ def role_of(pid, comm):
         out = os.readlink(f"/proc/{pid}/fd/1")
     except OSError:
         out = ""
-    if out.endswith("/reference.log"):
-        return "reference worker"
-    if out.endswith("/candidate.log"):
-        return "candidate worker"
+    worker = ("reference worker" if out.endswith("/reference.log") else
+              "candidate worker" if out.endswith("/candidate.log") else "")
+    if worker:
+        # what a worker starts (the Triton compiler's ptxas, a C compiler) inherits its stdout
+        return worker if comm.startswith("python") else f"{worker}: {comm}"
     if "kernelevolve_harness.warm" in cmd or "kernelevolve_harness warm" in cmd:
         return "warm-worker server"
     if comm == "node" or comm.startswith("node"):
@@ -61,6 +62,7 @@ def main():
     first = {}  # pid -> (own, children) when first seen
     last = {}  # pid -> (role, own, children)
     parent = {}  # pid -> (parent pid, comm), for naming what the workers and the judge start
+    commands = []  # the command lines of the other programs seen (a compiler's, say), first 300
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     t0 = time.time()
@@ -73,6 +75,15 @@ def main():
                 comm, ppid, own, children = read_stat(pid)
             except (OSError, ValueError, IndexError):
                 continue
+            if pid not in last and len(commands) < 300 and time.time() - t0 > interval * 2 and not comm.startswith(("python", "node", "top", "sleep",
+                                                                                  "nvidia-smi", "bash", "sh")):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        line = f.read().replace(b"\0", b" ").decode("utf-8", "replace")[:400]
+                    if line:
+                        commands.append(line)
+                except OSError:
+                    pass
             if pid not in last:
                 # a worker's stdout is set before it runs anything; a worker seen too early is looked at again
                 first[pid] = (own, children) if time.time() - t0 < interval * 2 else (0.0, 0.0)
@@ -102,7 +113,7 @@ def main():
             totals[role + " (its children)"] = totals.get(role + " (its children)", 0.0) + children - children0
     with open(out_path, "w") as f:
         json.dump({"t0": t0, "t1": time.time(), "cpu_s": {k: round(v, 2) for k, v in sorted(totals.items())},
-                   "started_cpu_s": {k: round(v, 2) for k, v in sorted(started.items())}}, f)
+                   "started_cpu_s": {k: round(v, 2) for k, v in sorted(started.items())}, "commands": commands}, f)
 
 
 if __name__ == "__main__":
