@@ -105,6 +105,7 @@ class ReferenceWorker(Worker):
             self.send("spec_error", message=f"The baseline cannot be loaded: {type(e).__name__}: {e}.")
             return
         self.kb = kb
+        cached = self.cache_entries()
         try:
             self.probe(info)
             if self.backend.name == "triton":
@@ -112,7 +113,8 @@ class ReferenceWorker(Worker):
         except SpecError as e:
             self.send("spec_error", message=str(e))
             return
-        self.send("ready", info=info.to_json(), outputs=self.outputs, inplace=self.inplace)
+        self.send("ready", info=info.to_json(), outputs=self.outputs, inplace=self.inplace,
+                  compiled=len(self.cache_entries() - cached))
         while True:
             req = self.recv()
             if req.get("type") != "ref":
@@ -153,6 +155,15 @@ class ReferenceWorker(Worker):
             if b is not None and b != a and j not in self.outputs and j not in self.inplace:
                 raise SpecError(f"{where}: the baseline changes argument {j}, which is not in OUTPUTS or INPLACE; "
                                 f"add {j} to OUTPUTS (written only) or INPLACE (read and written).")
+
+    def cache_entries(self) -> set:
+        """The entries of this process's Triton cache: those that appear while the baseline runs were compiled
+        here (none, once an earlier evaluation's cache is handed over)."""
+        d = self.cfg.get("triton_cache_dir")
+        try:
+            return set(os.listdir(d)) if d and self.backend.name == "triton" else set()
+        except OSError:
+            return set()
 
     def compile_every_shape(self) -> None:
         """Calls the baseline once on every shape, so Triton compiles each of its specializations here, in the
@@ -320,8 +331,13 @@ class CandidateWorker(Worker):
         set_bytes = sum(A.nbytes(a) for a in pool[0] if A.is_array(a))
         cap = max(1, min(cmd.get("max_batch", 64), int(cmd.get("batch_bytes", 64 << 20) // max(1, set_bytes))))
         per_call: Dict[str, float] = {}
+        # GPU: both kernels run in the same buffers. Where a buffer lies in device memory changes a kernel's
+        # time (on an H200, one softmax read 48 us in most pairs of buffers and 60 us in one): in separate buffers
+        # a kernel judged against itself read up to 9% faster. Every sample refills the inputs and poisons the
+        # outputs first, so neither kernel sees what the other left.
+        shared = [self.guarded_args(pool[0])] if self.backend.gpu else None
         for name, k in kernels.items():
-            sets[name] = [self.guarded_args(pool[0])]
+            sets[name] = shared if shared is not None else [self.guarded_args(pool[0])]
             plan[name] = [(0, 1.0)]
             self.refill(sets[name][0][0], pool, 0, 1.0)
             per_call[name] = timer.single(k, sets[name][0][0])  # warm-up and calibration
@@ -337,6 +353,7 @@ class CandidateWorker(Worker):
             while len(sets[name]) < batch[name]:
                 sets[name].append(self.guarded_args(pool[0]))
             plan[name] = [(0, 1.0)] * batch[name]
+        distinct = list({id(s): s for s in sets.values()}.values())
         samples: Dict[str, List[float]] = {"baseline": [], "candidate": []}
         kept: List[Tuple[Dict[str, Any], List[Any], List[Any]]] = []
         rounds = 0
@@ -347,12 +364,15 @@ class CandidateWorker(Worker):
         order = ["baseline", "candidate"]
         precision = float(cmd.get("precision") or 0.0)
         pending: List[Tuple[str, Any]] = []
+        last_queued = ""
         while True:
             # A round queues one sample of each kernel on the GPU (refill, L2 flush, events, call). Rounds are
             # read in groups, waiting once per group, so the GPU runs them back to back; a group ends early at a
             # spot-checked round, whose outputs are read right after it. Guard bands are checked per group: damage
             # to a band stays there until checked, since refills write only the buffers.
-            for name in order:
+            spot = rounds in spot_checks
+            # a spot-checked round times the candidate last: its outputs are still in the shared buffers
+            for name in (["baseline", "candidate"] if spot else order):
                 k = kernels[name]
                 # A CUDA graph refills its buffers itself from what they held when it was captured (the
                 # first sample), so its plan stays fixed; everything else gets new inputs every sample.
@@ -363,7 +383,7 @@ class CandidateWorker(Worker):
                         plan[name][j] = (p, f)
                         self.refill(gargs, pool, p, f)
                 pending.append((name, timer.start(k, [s[0] for s in sets[name]])))
-            spot = rounds in spot_checks
+                last_queued = name
             rounds += 1
             order.reverse()  # ABBA...: each kernel follows the other equally often
             if not (spot or len(pending) >= 2 * GROUP_ROUNDS or rounds >= cmd["max_samples"]
@@ -375,8 +395,8 @@ class CandidateWorker(Worker):
                 samples[name].append(t)
                 spent += t * len(sets[name]) / 1000.0
             pending = []
-            for name in kernels:
-                for j, (gargs, guards) in enumerate(sets[name]):
+            for group in distinct:
+                for j, (gargs, guards) in enumerate(group):
                     damage = self.guard_damage(guards)
                     if damage:
                         self.send("call", phase="timing", shape=i, guard=damage, leftovers=None, digests=[],
@@ -394,6 +414,17 @@ class CandidateWorker(Worker):
             if rounds >= cmd["max_samples"] or (rounds >= cmd["min_samples"] and (
                     spent >= budget or (precision > 0 and _precise(samples, precision)))):
                 break
+        if last_queued != "candidate":
+            # the baseline ran last in the shared buffers: one more sample of the candidate, like any other
+            # (untimed), so what is checked below is the candidate's
+            k = kernels["candidate"]
+            if not (timer.graphs and len(sets["candidate"]) > 1):
+                for j, (gargs, _) in enumerate(sets["candidate"]):
+                    p = self.rng.randrange(len(pool))
+                    f = self.rng.uniform(0.5, 2.0)
+                    plan["candidate"][j] = (p, f)
+                    self.refill(gargs, pool, p, f)
+            last_results = timer.finish([timer.start(k, [s[0] for s in sets["candidate"]])])[0][1]
         # The last timed sample of the candidate: every buffer set's output is checked (up to 8).
         last = list(range(len(sets["candidate"])))
         self.rng.shuffle(last)

@@ -394,6 +394,9 @@ class Judge:
             raise SpecError(f"The reference process failed: {header.get('message', header['type'])}")
         self.ref_outputs = header["outputs"]
         self.ref_inplace = header["inplace"]
+        if TRACE:
+            sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] reference: compiled {header.get('compiled', 0)} "
+                             f"new cache entries for the baseline\n")
         return header["info"]
 
     def prefetch(self, wanted: List[Tuple[int, int, float]]) -> None:

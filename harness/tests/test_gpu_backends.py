@@ -152,3 +152,18 @@ def test_a_triton_candidate_that_writes_one_element_of_its_input_is_incorrect(ha
     v, _ = harness.evaluate(SOFTMAX / "spec.py", cand, timeout=600)
     assert v["status"] == "incorrect", v
     assert "changed argument 0" in v["reason"], v
+
+
+def test_the_baseline_is_compiled_once_for_all_evaluations(harness: Harness, monkeypatch) -> None:
+    # Triton keys compiled kernels by module name too: a baseline loaded under a new name in every evaluation
+    # was compiled again by every reference process (about a CPU second per evaluation on the softmax).
+    pytest.importorskip("triton")
+    monkeypatch.setenv("KERNELEVOLVE_TRACE", "1")
+    compiled = []
+    for _ in range(2):
+        v, r = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "more_warps.py", timeout=600)
+        assert v["status"] == "ok", v
+        line = next(l for l in r.stderr.splitlines() if "new cache entries for the baseline" in l)
+        compiled.append(int(line.split("compiled ")[1].split()[0]))
+    assert compiled[0] > 0, compiled  # a fresh cache: the first evaluation compiles the baseline's shapes
+    assert compiled[1] == 0, compiled  # the second finds them all
