@@ -34,8 +34,9 @@ class TritonBackend(Backend):
             return Build(ok=False, log=f"{os.path.basename(source)}:{e.lineno}: {e.msg}")
         if not any(isinstance(n, ast.FunctionDef) and n.name == kernel for n in ast.walk(tree)):
             return Build(ok=False, log=f"{os.path.basename(source)} does not define the kernel {kernel}")
-        # Triton keys its compiled kernels by the function's module name too: the baseline's name is fixed by its
-        # text, so what one evaluation compiled for it (kept by the judge) serves the next; each candidate's is new.
+        # The baseline's module name is fixed by its text (recent Triton versions key compiled kernels by the
+        # function's full name, module included), so what one evaluation compiled for it, kept by the judge,
+        # serves the next; each candidate's name is new.
         stem = f"kernelevolve_baseline_{content_key(text)}" if cache else f"k_{uuid.uuid4().hex}"
         out = os.path.join(out_dir, f"{stem}.py")
         os.makedirs(out_dir, exist_ok=True)
