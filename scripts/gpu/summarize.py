@@ -117,16 +117,18 @@ def main(out):
         roles = os.path.join(out, f"roles-{ex}.json")
         if os.path.exists(roles) and vs:
             data = json.load(open(roles))
-            # the server's children are the workers, the engine's the judges: counted once, as themselves
+            # Counted once: the server's children are the workers and the engine's the judges (both counted as
+            # themselves); a worker's children (the compiler's processes) by the worker's reaped-children time,
+            # which is exact, while "worker: ptxas" is what sampling saw of them (short ones are missed).
             cpu_s = {k: v for k, v in data["cpu_s"].items()
-                     if k not in ("warm-worker server (its children)", "engine (node) (its children)")}
+                     if k not in ("warm-worker server (its children)", "engine (node) (its children)") and ": " not in k}
+            sampled = {k: v for k, v in data["cpu_s"].items() if ": " in k}
             print(f"    CPU seconds per judged candidate, by role (whole run, {sum(cpu_s.values()) / len(vs):.2f} s "
                   f"in all): " + ", ".join(f"{k} {v / len(vs):.2f}" for k, v in
                                            sorted(cpu_s.items(), key=lambda kv: -kv[1]) if v / len(vs) >= 0.01))
-            started = data.get("started_cpu_s") or {}
-            if started:
-                print("      of which started by them: " + ", ".join(
-                    f"{k} {v / len(vs):.2f}" for k, v in sorted(started.items(), key=lambda kv: -kv[1])
+            if sampled:
+                print("      of the children, seen by sampling: " + ", ".join(
+                    f"{k} {v / len(vs):.2f}" for k, v in sorted(sampled.items(), key=lambda kv: -kv[1])
                     if v / len(vs) >= 0.01))
         if ex == "softmax" and best.get("id"):
             cand = json.load(open(os.path.join(run, "candidates", best["id"] + ".json")))
