@@ -37,6 +37,18 @@ def _where(index: Tuple[int, ...]) -> str:
     return "(" + ", ".join(str(int(i)) for i in index) + ")" if len(index) != 1 else f"[{int(index[0])}]"
 
 
+def same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bitwise equal (shape, dtype and every byte; NaN payloads and signed zeros included), compared as the
+    widest words that divide the size: without copying either array (tobytes() copied both, ten times slower
+    on a 32 MiB output)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    x, y = np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)
+    n = x.nbytes
+    word = next(w for w in (np.uint64, np.uint32, np.uint16, np.uint8) if n % np.dtype(w).itemsize == 0)
+    return bool(np.array_equal(x.view(np.uint8).view(word), y.view(np.uint8).view(word)))
+
+
 class Expected:
     """A reference output with what every comparison against it needs, computed once: one reference is checked
     against many calls (two runs per seed, the timed calls), and on large outputs the judge's own arithmetic is

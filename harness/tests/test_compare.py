@@ -75,3 +75,24 @@ def test_a_prepared_reference_gives_the_same_answers() -> None:
             for c in cases:
                 dtype = str(c.dtype)
                 assert e.check(0, c, dtype) == compare(0, c, dtype, ref, "float32", tol)
+
+
+def test_same_bytes_is_bitwise_equality_without_copies() -> None:
+    from kernelevolve_harness.compare import same_bytes
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert same_bytes(a, a.copy())
+    assert same_bytes(np.asfortranarray(a), a)  # same values, other layout: the same bytes once made contiguous
+    assert not same_bytes(a, a.reshape(4, 3))
+    assert not same_bytes(a, a.astype(np.int32))
+    b = a.copy()
+    b[2, 3] = np.nextafter(b[2, 3], np.float32(np.inf))  # one bit in the last element
+    assert not same_bytes(a, b)
+    assert not same_bytes(np.array([0.0]), np.array([-0.0]))  # equal as numbers, not as bytes
+    nan = np.array([np.nan], dtype=np.float32)
+    other_nan = nan.view(np.uint32).copy()
+    other_nan[0] ^= 1
+    assert not same_bytes(nan, other_nan.view(np.float32))  # NaN payloads count
+    assert same_bytes(nan, nan.copy())  # and a NaN equals itself, bit for bit
+    odd = np.arange(7, dtype=np.int8)  # sizes no wider word divides
+    assert same_bytes(odd, odd.copy()) and not same_bytes(odd, odd[::-1].copy())
+    assert same_bytes(np.zeros((0, 3)), np.zeros((0, 3)))
