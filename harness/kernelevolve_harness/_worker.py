@@ -91,19 +91,34 @@ class Worker:
 # --------------------------------------------------------------------------------------------------------
 class ReferenceWorker(Worker):
     def run(self) -> None:
+        if self.start() is None:
+            return
+        while True:
+            req = self.recv()
+            if req.get("type") != "ref":
+                return
+            try:
+                self.serve(req)
+            except Exception as e:
+                self.send("spec_error", message=self.failure(req, e))
+                return
+
+    def start(self) -> Optional[Dict[str, Any]]:
+        """Validates the spec, loads and probes the baseline, and says "ready" (returning what it said), or sends
+        the spec error and returns None."""
         try:
             self.load_spec()
             info = validate(self.spec, self.cfg["spec"])
         except SpecError as e:
             self.send("spec_error", message=str(e))
-            return
+            return None
         self.outputs = list(info.outputs or [])
         self.inplace = list(info.inplace)
         try:
             kb = self.backend.load(self.cfg["baseline_artifact"], info.kernel)
         except Exception as e:
             self.send("spec_error", message=f"The baseline cannot be loaded: {type(e).__name__}: {e}.")
-            return
+            return None
         self.kb = kb
         cached = self.cache_entries()
         try:
@@ -112,20 +127,14 @@ class ReferenceWorker(Worker):
                 self.compile_every_shape()
         except SpecError as e:
             self.send("spec_error", message=str(e))
-            return
-        self.send("ready", info=info.to_json(), outputs=self.outputs, inplace=self.inplace,
-                  compiled=len(self.cache_entries() - cached))
-        while True:
-            req = self.recv()
-            if req.get("type") != "ref":
-                return
-            try:
-                self.serve(req)
-            except Exception as e:
-                self.send("spec_error", message=(
-                    f"The reference failed on shape {self.shapes[req['shape']]} (seed {req['seed']}): "
-                    f"{type(e).__name__}: {e}. Fix the spec or the baseline."))
-                return
+            return None
+        ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace}
+        self.send("ready", compiled=len(self.cache_entries() - cached), **ready)
+        return ready
+
+    def failure(self, req: Dict[str, Any], e: Exception) -> str:
+        return (f"The reference failed on shape {self.shapes[req['shape']]} (seed {req['seed']}): "
+                f"{type(e).__name__}: {e}. Fix the spec or the baseline.")
 
     def probe(self, info: Any) -> None:
         """Runs the baseline once: infers OUTPUTS when the spec does not give them, and checks that the baseline
@@ -196,6 +205,104 @@ class ReferenceWorker(Worker):
 
     def spec_has_reference(self) -> bool:
         return callable(getattr(self.spec, "reference", None))
+
+
+# --------------------------------------------------------------------------------------------------------
+class SharedReference(ReferenceWorker):
+    """One reference process for every judge of the same spec, baseline and device on this host, instead of one
+    per evaluation: it never sees a candidate, so nothing one evaluation does can reach another through it, and
+    its answers depend only on (shape, seed, scale). Started by the warm-worker server for the first judge; later
+    judges' channels arrive over the control socket the server keeps. Each judge talks to it over its own pipes
+    with its own nonce and reads every answer as it comes (DrainedChannel), so one busy judge holds up no other.
+    Exits when no judge has used it for KERNELEVOLVE_REFERENCE_IDLE_S seconds (default 60), or with the server."""
+
+    def run(self) -> None:
+        import select
+        import shutil
+        import signal
+        import socket
+        import tempfile
+        from .protocol import ChannelClosed, ChannelTimeout
+        ctl = socket.socket(fileno=int(os.environ.pop("KERNELEVOLVE_REFERENCE_CTL")))
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a judge that left is dropped, not fatal
+        home = os.environ.pop("KERNELEVOLVE_REFERENCE_HOME", "") or tempfile.mkdtemp(prefix="kernelevolve-reference-")
+        os.makedirs(home, mode=0o700, exist_ok=True)
+        try:
+            ready = self.start()
+            if ready is None:
+                return
+            self.rehome(home)
+            ready["log"] = os.path.join(home, "reference.log")
+            channels: Dict[int, Tuple[Channel, str]] = {self.chan.read_fd: (self.chan, self.nonce)}
+            idle_s = float(os.environ.get("KERNELEVOLVE_REFERENCE_IDLE_S", "60"))
+            last_used = time.monotonic()
+
+            def drop(fd: int) -> None:
+                chan, _ = channels.pop(fd)
+                chan.close()
+
+            while channels or time.monotonic() - last_used < idle_s:
+                readable, _, _ = select.select([ctl, *channels], [], [], 1.0)
+                for r in readable:
+                    if r is ctl:
+                        try:
+                            data, fds, _, _ = socket.recv_fds(ctl, 64, 2)
+                        except OSError:
+                            return
+                        if not data:
+                            return  # the server is gone
+                        chan = Channel(fds[0], fds[1])
+                        try:
+                            config, _ = chan.recv(30.0)
+                        except (ChannelClosed, ChannelTimeout, ValueError, OSError):
+                            chan.close()
+                            continue
+                        channels[chan.read_fd] = (chan, str(config.get("nonce")))
+                        self.chan, self.nonce = channels[chan.read_fd]
+                        try:
+                            self.send("ready", compiled=0, **ready)
+                        except OSError:
+                            drop(chan.read_fd)
+                        continue
+                    self.chan, self.nonce = channels[r]
+                    try:
+                        req, _ = self.chan.recv(30.0)
+                    except (ChannelClosed, ChannelTimeout, ValueError, OSError):
+                        drop(r)
+                        continue
+                    if req.get("type") != "ref":
+                        drop(r)
+                        continue
+                    try:
+                        self.serve(req)
+                    except OSError:
+                        drop(r)  # that judge is gone
+                    except Exception as e:
+                        try:
+                            self.send("spec_error", message=self.failure(req, e))
+                        except OSError:
+                            pass
+                        drop(r)
+                if channels:
+                    last_used = time.monotonic()
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+
+    def rehome(self, home: str) -> None:
+        """Its own folder, Triton cache and log from now on: the first judge's folder goes with that judge."""
+        src = self.cfg.get("triton_cache_dir")
+        if src and os.path.isdir(src):
+            import shutil
+            dst = os.path.join(home, "triton")
+            shutil.copytree(src, dst, dirs_exist_ok=True)
+            os.environ["TRITON_CACHE_DIR"] = dst
+        sys.stdout.flush()
+        sys.stderr.flush()
+        log = os.open(os.path.join(home, "reference.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        os.chdir(home)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -711,7 +818,12 @@ def main(argv: List[str]) -> int:
     header, _ = chan.recv(None)
     if header.get("triton_cache_dir"):
         os.environ["TRITON_CACHE_DIR"] = header["triton_cache_dir"]
-    worker = ReferenceWorker(chan, header) if header["mode"] == "reference" else CandidateWorker(chan, header)
+    if header["mode"] != "reference":
+        worker: Worker = CandidateWorker(chan, header)
+    elif os.environ.get("KERNELEVOLVE_REFERENCE_CTL"):
+        worker = SharedReference(chan, header)
+    else:
+        worker = ReferenceWorker(chan, header)
     worker.run()
     sys.stdout.flush()
     sys.stderr.flush()
