@@ -208,6 +208,9 @@ class ReferenceWorker(Worker):
 
 
 # --------------------------------------------------------------------------------------------------------
+WRITE_TIMEOUT_S = 60.0  # a judge that takes no answer for this long is dropped (it reads them as they come)
+
+
 class SharedReference(ReferenceWorker):
     """One reference process for every judge of the same spec, baseline and device on this host, instead of one
     per evaluation: it never sees a candidate, so nothing one evaluation does can reach another through it, and
@@ -233,7 +236,8 @@ class SharedReference(ReferenceWorker):
                 return
             self.rehome(home)
             ready["log"] = os.path.join(home, "reference.log")
-            channels: Dict[int, Tuple[Channel, str]] = {self.chan.read_fd: (self.chan, self.nonce)}
+            first = Channel(self.chan.read_fd, self.chan.write_fd, write_timeout=WRITE_TIMEOUT_S)
+            channels: Dict[int, Tuple[Channel, str]] = {first.read_fd: (first, self.nonce)}
             idle_s = float(os.environ.get("KERNELEVOLVE_REFERENCE_IDLE_S", "60"))
             last_used = time.monotonic()
 
@@ -251,7 +255,7 @@ class SharedReference(ReferenceWorker):
                             return
                         if not data:
                             return  # the server is gone
-                        chan = Channel(fds[0], fds[1])
+                        chan = Channel(fds[0], fds[1], write_timeout=WRITE_TIMEOUT_S)
                         try:
                             config, _ = chan.recv(30.0)
                         except (ChannelClosed, ChannelTimeout, ValueError, OSError):
@@ -261,7 +265,7 @@ class SharedReference(ReferenceWorker):
                         self.chan, self.nonce = channels[chan.read_fd]
                         try:
                             self.send("ready", compiled=0, **ready)
-                        except OSError:
+                        except (OSError, ChannelTimeout):
                             drop(chan.read_fd)
                         continue
                     self.chan, self.nonce = channels[r]
@@ -275,12 +279,12 @@ class SharedReference(ReferenceWorker):
                         continue
                     try:
                         self.serve(req)
-                    except OSError:
-                        drop(r)  # that judge is gone
+                    except (OSError, ChannelTimeout):
+                        drop(r)  # that judge is gone, or stopped reading
                     except Exception as e:
                         try:
                             self.send("spec_error", message=self.failure(req, e))
-                        except OSError:
+                        except (OSError, ChannelTimeout):
                             pass
                         drop(r)
                 if channels:
