@@ -433,6 +433,7 @@ class CandidateWorker(Worker):
     def time_shape(self, i: int, cmd: Dict[str, Any]) -> List[Tuple[Dict[str, Any], List[Any], List[Any]]]:
         """Times both kernels on shape i and sends the samples; returns the evidence kept for checking (host
         copies of outputs and arguments), which is hashed and sent once timing is over."""
+        t_setup = _perf_counter()
         pool_seeds = self.pool_seeds[i]
         pool = [self.make_inputs(i, s, 1.0) for s in pool_seeds]
         timer = GpuTimer(self) if self.backend.gpu else CpuTimer(self)
@@ -476,6 +477,7 @@ class CandidateWorker(Worker):
         precision = float(cmd.get("precision") or 0.0)
         pending: List[Tuple[str, Any]] = []
         last_queued = ""
+        t_rounds = _perf_counter()
         while True:
             # A round queues one sample of each kernel on the GPU (refill, L2 flush, events, call). Rounds are
             # read in groups, waiting once per group, so the GPU runs them back to back; a group ends early at a
@@ -525,6 +527,7 @@ class CandidateWorker(Worker):
             if rounds >= cmd["max_samples"] or (rounds >= cmd["min_samples"] and (
                     spent >= budget or (precision > 0 and _precise(samples, precision)))):
                 break
+        t_evidence = _perf_counter()
         if last_queued != "candidate":
             # the baseline ran last in the shared buffers: one more sample of the candidate, like any other
             # (untimed), so what is checked below is the candidate's
@@ -555,7 +558,12 @@ class CandidateWorker(Worker):
         kept.append(({"seed": cmd["fresh_seeds"][i], "factor": 1.0, "what": "fresh"},
                      [A.host_copy(o) if A.is_array(o) else o for o in self.result_outputs(result, gargs)],
                      self.arg_digests(gargs)))
-        self.send("timing", shape=i, samples=samples, batch=batch, timer=timer.kind,
+        t_end = _perf_counter()
+        # where the timed section's wall time went (diagnostics: KERNELEVOLVE_TRACE and the verdict's stages)
+        phases = {"setup": t_rounds - t_setup, "capture": timer.capture_s,
+                  "rounds": t_evidence - t_rounds - timer.capture_s, "evidence": t_end - t_evidence}
+        self.send("timing", shape=i, samples=samples, batch=batch, timer=timer.kind, rounds=rounds,
+                  phases={k: round(v, 4) for k, v in phases.items()},
                   verify=[meta for meta, _, _ in kept[:-1]], fresh=dict(kept[-1][0], guard=guard))
         return kept
 
@@ -617,6 +625,7 @@ def _precise(samples: Dict[str, List[float]], target: float) -> bool:
 class CpuTimer:
     kind = "cpu-perf_counter"
     graphs = False
+    capture_s = 0.0
 
     def __init__(self, w: CandidateWorker) -> None:
         self.w = w
@@ -660,6 +669,7 @@ class GpuTimer:
         self.results: List[Any] = []
         self.graphs = False
         self.captured: Dict[int, Any] = {}
+        self.capture_s = 0.0  # wall time spent capturing graphs (inside the rounds)
         # A ctypes launcher launches on the legacy default stream, which cannot be captured.
         self.can_capture = w.backend.name == "triton"
 
@@ -745,7 +755,9 @@ class GpuTimer:
     def graph_sample(self, k: Any, sets: List[List[Any]]) -> float:
         torch = self.torch
         if id(k) not in self.captured:
+            t = _perf_counter()
             self.captured[id(k)] = self.capture(k, sets)
+            self.capture_s += _perf_counter() - t
         entry = self.captured[id(k)]
         if entry is None:
             # Could not capture: time eagerly, one call at a time, each after an L2 flush.

@@ -579,6 +579,16 @@ class Judge:
         return header, blobs
 
     # --- timing ------------------------------------------------------------------------------------
+    def _note_phases(self, i: int, header: Dict[str, Any]) -> None:
+        """Adds shape i's timed-section phases to the verdict's stages (timing_<phase>_s, summed over shapes)."""
+        phases = _phases(header)
+        for phase, secs in phases.items():
+            key = f"timing_{phase}_s"
+            self.stages[key] = self.stages.get(key, 0.0) + secs
+        if TRACE:
+            sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] timed shape {i}: {header.get('rounds')} rounds, "
+                             f"{header.get('timer')}; " + ", ".join(f"{k} {v:.3f} s" for k, v in phases.items()) + "\n")
+
     def _timing(self) -> Dict[str, Any]:
         assert self.worker is not None
         gpu = self.backend.gpu
@@ -614,6 +624,7 @@ class Judge:
                 if header["type"] != "timing":
                     raise Verdict("runtime_error", f"The worker sent {header['type']!r} during timing.")
                 received.append((header, blobs))
+                self._note_phases(i, header)
             self.current = None
             self._expect_any("timing")  # the final message
             self.stages["timing_s"] = time.monotonic() - t
@@ -665,6 +676,15 @@ class Judge:
         if self.log:
             verdict["log"] = _tail(self.log)
         return verdict
+
+
+def _phases(header: Dict[str, Any]) -> Dict[str, float]:
+    """The worker's account of where a shape's timed section went (diagnostics only; never part of a verdict's
+    judgement, so anything malformed is left out)."""
+    phases = header.get("phases")
+    if not isinstance(phases, dict):
+        return {}
+    return {str(k)[:20]: float(v) for k, v in phases.items() if isinstance(v, (int, float)) and math.isfinite(v)}
 
 
 def _median(xs: List[float]) -> float:
