@@ -91,19 +91,34 @@ class Worker:
 # --------------------------------------------------------------------------------------------------------
 class ReferenceWorker(Worker):
     def run(self) -> None:
+        if self.start() is None:
+            return
+        while True:
+            req = self.recv()
+            if req.get("type") != "ref":
+                return
+            try:
+                self.serve(req)
+            except Exception as e:
+                self.send("spec_error", message=self.failure(req, e))
+                return
+
+    def start(self) -> Optional[Dict[str, Any]]:
+        """Validates the spec, loads and probes the baseline, and says "ready" (returning what it said), or sends
+        the spec error and returns None."""
         try:
             self.load_spec()
             info = validate(self.spec, self.cfg["spec"])
         except SpecError as e:
             self.send("spec_error", message=str(e))
-            return
+            return None
         self.outputs = list(info.outputs or [])
         self.inplace = list(info.inplace)
         try:
             kb = self.backend.load(self.cfg["baseline_artifact"], info.kernel)
         except Exception as e:
             self.send("spec_error", message=f"The baseline cannot be loaded: {type(e).__name__}: {e}.")
-            return
+            return None
         self.kb = kb
         cached = self.cache_entries()
         try:
@@ -112,20 +127,14 @@ class ReferenceWorker(Worker):
                 self.compile_every_shape()
         except SpecError as e:
             self.send("spec_error", message=str(e))
-            return
-        self.send("ready", info=info.to_json(), outputs=self.outputs, inplace=self.inplace,
-                  compiled=len(self.cache_entries() - cached))
-        while True:
-            req = self.recv()
-            if req.get("type") != "ref":
-                return
-            try:
-                self.serve(req)
-            except Exception as e:
-                self.send("spec_error", message=(
-                    f"The reference failed on shape {self.shapes[req['shape']]} (seed {req['seed']}): "
-                    f"{type(e).__name__}: {e}. Fix the spec or the baseline."))
-                return
+            return None
+        ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace}
+        self.send("ready", compiled=len(self.cache_entries() - cached), **ready)
+        return ready
+
+    def failure(self, req: Dict[str, Any], e: Exception) -> str:
+        return (f"The reference failed on shape {self.shapes[req['shape']]} (seed {req['seed']}): "
+                f"{type(e).__name__}: {e}. Fix the spec or the baseline.")
 
     def probe(self, info: Any) -> None:
         """Runs the baseline once: infers OUTPUTS when the spec does not give them, and checks that the baseline
@@ -196,6 +205,108 @@ class ReferenceWorker(Worker):
 
     def spec_has_reference(self) -> bool:
         return callable(getattr(self.spec, "reference", None))
+
+
+# --------------------------------------------------------------------------------------------------------
+WRITE_TIMEOUT_S = 60.0  # a judge that takes no answer for this long is dropped (it reads them as they come)
+
+
+class SharedReference(ReferenceWorker):
+    """One reference process for every judge of the same spec, baseline and device on this host, instead of one
+    per evaluation: it never sees a candidate, so nothing one evaluation does can reach another through it, and
+    its answers depend only on (shape, seed, scale). Started by the warm-worker server for the first judge; later
+    judges' channels arrive over the control socket the server keeps. Each judge talks to it over its own pipes
+    with its own nonce and reads every answer as it comes (DrainedChannel), so one busy judge holds up no other.
+    Exits when no judge has used it for KERNELEVOLVE_REFERENCE_IDLE_S seconds (default 60), or with the server."""
+
+    def run(self) -> None:
+        import select
+        import shutil
+        import signal
+        import socket
+        import tempfile
+        from .protocol import ChannelClosed, ChannelTimeout
+        ctl = socket.socket(fileno=int(os.environ.pop("KERNELEVOLVE_REFERENCE_CTL")))
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a judge that left is dropped, not fatal
+        home = os.environ.pop("KERNELEVOLVE_REFERENCE_HOME", "") or tempfile.mkdtemp(prefix="kernelevolve-reference-")
+        os.makedirs(home, mode=0o700, exist_ok=True)
+        try:
+            ready = self.start()
+            if ready is None:
+                return
+            self.rehome(home)
+            ready["log"] = os.path.join(home, "reference.log")
+            first = Channel(self.chan.read_fd, self.chan.write_fd, write_timeout=WRITE_TIMEOUT_S)
+            channels: Dict[int, Tuple[Channel, str]] = {first.read_fd: (first, self.nonce)}
+            idle_s = float(os.environ.get("KERNELEVOLVE_REFERENCE_IDLE_S", "60"))
+            last_used = time.monotonic()
+
+            def drop(fd: int) -> None:
+                chan, _ = channels.pop(fd)
+                chan.close()
+
+            while channels or time.monotonic() - last_used < idle_s:
+                readable, _, _ = select.select([ctl, *channels], [], [], 1.0)
+                for r in readable:
+                    if r is ctl:
+                        try:
+                            data, fds, _, _ = socket.recv_fds(ctl, 64, 2)
+                        except OSError:
+                            return
+                        if not data:
+                            return  # the server is gone
+                        chan = Channel(fds[0], fds[1], write_timeout=WRITE_TIMEOUT_S)
+                        try:
+                            config, _ = chan.recv(30.0)
+                        except (ChannelClosed, ChannelTimeout, ValueError, OSError):
+                            chan.close()
+                            continue
+                        channels[chan.read_fd] = (chan, str(config.get("nonce")))
+                        self.chan, self.nonce = channels[chan.read_fd]
+                        try:
+                            self.send("ready", compiled=0, **ready)
+                        except (OSError, ChannelTimeout):
+                            drop(chan.read_fd)
+                        continue
+                    self.chan, self.nonce = channels[r]
+                    try:
+                        req, _ = self.chan.recv(30.0)
+                    except (ChannelClosed, ChannelTimeout, ValueError, OSError):
+                        drop(r)
+                        continue
+                    if req.get("type") != "ref":
+                        drop(r)
+                        continue
+                    try:
+                        self.serve(req)
+                    except (OSError, ChannelTimeout):
+                        drop(r)  # that judge is gone, or stopped reading
+                    except Exception as e:
+                        try:
+                            self.send("spec_error", message=self.failure(req, e))
+                        except (OSError, ChannelTimeout):
+                            pass
+                        drop(r)
+                if channels:
+                    last_used = time.monotonic()
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+
+    def rehome(self, home: str) -> None:
+        """Its own folder, Triton cache and log from now on: the first judge's folder goes with that judge."""
+        src = self.cfg.get("triton_cache_dir")
+        if src and os.path.isdir(src):
+            import shutil
+            dst = os.path.join(home, "triton")
+            shutil.copytree(src, dst, dirs_exist_ok=True)
+            os.environ["TRITON_CACHE_DIR"] = dst
+        sys.stdout.flush()
+        sys.stderr.flush()
+        log = os.open(os.path.join(home, "reference.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        os.chdir(home)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -322,6 +433,7 @@ class CandidateWorker(Worker):
     def time_shape(self, i: int, cmd: Dict[str, Any]) -> List[Tuple[Dict[str, Any], List[Any], List[Any]]]:
         """Times both kernels on shape i and sends the samples; returns the evidence kept for checking (host
         copies of outputs and arguments), which is hashed and sent once timing is over."""
+        t_setup = _perf_counter()
         pool_seeds = self.pool_seeds[i]
         pool = [self.make_inputs(i, s, 1.0) for s in pool_seeds]
         timer = GpuTimer(self) if self.backend.gpu else CpuTimer(self)
@@ -365,6 +477,7 @@ class CandidateWorker(Worker):
         precision = float(cmd.get("precision") or 0.0)
         pending: List[Tuple[str, Any]] = []
         last_queued = ""
+        t_rounds = _perf_counter()
         while True:
             # A round queues one sample of each kernel on the GPU (refill, L2 flush, events, call). Rounds are
             # read in groups, waiting once per group, so the GPU runs them back to back; a group ends early at a
@@ -414,6 +527,7 @@ class CandidateWorker(Worker):
             if rounds >= cmd["max_samples"] or (rounds >= cmd["min_samples"] and (
                     spent >= budget or (precision > 0 and _precise(samples, precision)))):
                 break
+        t_evidence = _perf_counter()
         if last_queued != "candidate":
             # the baseline ran last in the shared buffers: one more sample of the candidate, like any other
             # (untimed), so what is checked below is the candidate's
@@ -444,7 +558,12 @@ class CandidateWorker(Worker):
         kept.append(({"seed": cmd["fresh_seeds"][i], "factor": 1.0, "what": "fresh"},
                      [A.host_copy(o) if A.is_array(o) else o for o in self.result_outputs(result, gargs)],
                      self.arg_digests(gargs)))
-        self.send("timing", shape=i, samples=samples, batch=batch, timer=timer.kind,
+        t_end = _perf_counter()
+        # where the timed section's wall time went (diagnostics: KERNELEVOLVE_TRACE and the verdict's stages)
+        phases = {"setup": t_rounds - t_setup, "capture": timer.capture_s,
+                  "rounds": t_evidence - t_rounds - timer.capture_s, "evidence": t_end - t_evidence}
+        self.send("timing", shape=i, samples=samples, batch=batch, timer=timer.kind, rounds=rounds,
+                  phases={k: round(v, 4) for k, v in phases.items()},
                   verify=[meta for meta, _, _ in kept[:-1]], fresh=dict(kept[-1][0], guard=guard))
         return kept
 
@@ -506,6 +625,7 @@ def _precise(samples: Dict[str, List[float]], target: float) -> bool:
 class CpuTimer:
     kind = "cpu-perf_counter"
     graphs = False
+    capture_s = 0.0
 
     def __init__(self, w: CandidateWorker) -> None:
         self.w = w
@@ -549,6 +669,7 @@ class GpuTimer:
         self.results: List[Any] = []
         self.graphs = False
         self.captured: Dict[int, Any] = {}
+        self.capture_s = 0.0  # wall time spent capturing graphs (inside the rounds)
         # A ctypes launcher launches on the legacy default stream, which cannot be captured.
         self.can_capture = w.backend.name == "triton"
 
@@ -634,7 +755,9 @@ class GpuTimer:
     def graph_sample(self, k: Any, sets: List[List[Any]]) -> float:
         torch = self.torch
         if id(k) not in self.captured:
+            t = _perf_counter()
             self.captured[id(k)] = self.capture(k, sets)
+            self.capture_s += _perf_counter() - t
         entry = self.captured[id(k)]
         if entry is None:
             # Could not capture: time eagerly, one call at a time, each after an L2 flush.
@@ -711,7 +834,12 @@ def main(argv: List[str]) -> int:
     header, _ = chan.recv(None)
     if header.get("triton_cache_dir"):
         os.environ["TRITON_CACHE_DIR"] = header["triton_cache_dir"]
-    worker = ReferenceWorker(chan, header) if header["mode"] == "reference" else CandidateWorker(chan, header)
+    if header["mode"] != "reference":
+        worker: Worker = CandidateWorker(chan, header)
+    elif os.environ.get("KERNELEVOLVE_REFERENCE_CTL"):
+        worker = SharedReference(chan, header)
+    else:
+        worker = ReferenceWorker(chan, header)
     worker.run()
     sys.stdout.flush()
     sys.stderr.flush()

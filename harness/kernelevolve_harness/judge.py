@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from .backends import Backend, Build, get_backend
-from .protocol import Channel, ChannelClosed, ChannelTimeout
+from .protocol import Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .spec import SpecError, read_header
 from .static_c import strip_comments
 
@@ -45,11 +45,17 @@ class Options:
     lock: Optional[str] = None
     timeout_scale: float = 1.0
     warm: bool = True  # fork workers from this host's warm-worker server (warm.py) when it can be had
+    shared_reference: bool = True  # one reference process for every evaluation of a spec (_worker.SharedReference)
     owner: Optional[int] = None  # the process whose exit ends that server (default: this one)
 
 
 class WarmServerLost(Exception):
     """A warm worker died because its server did (killed from outside): not the candidate's doing."""
+
+
+class SharedReferenceLost(Exception):
+    """The shared reference process went away mid-evaluation (idle exit racing a new judge, or killed): the
+    evaluation is judged again with a reference of its own."""
 
 
 class Verdict(Exception):
@@ -73,7 +79,7 @@ class Process:
     warm-worker server when it can be (see warm.py), else started as a new Python."""
 
     def __init__(self, config: Dict[str, Any], workdir: str, name: str, limit_memory: bool = False,
-                 warm: Optional[Tuple[str, int]] = None) -> None:
+                 warm: Optional[Tuple[str, int]] = None, shared: str = "") -> None:
         self.log_path = os.path.join(workdir, f"{name}.log")
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
@@ -90,7 +96,7 @@ class Process:
                 from . import warm as warm_server
                 backend, owner = warm
                 self.proc, self.warm_note = warm_server.spawn(backend, owner, env, workdir, log.fileno(), to_worker_r,
-                                                              from_worker_w, limit_memory)
+                                                              from_worker_w, limit_memory, shared)
             if self.proc is None:
                 self.proc = subprocess.Popen(
                     [sys.executable, "-m", "kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)],
@@ -99,9 +105,12 @@ class Process:
                     preexec_fn=lambda: _limits(limit_memory, parent),
                 )
         self.warm = not isinstance(self.proc, subprocess.Popen)
+        self.shared = getattr(self.proc, "shared", "") if self.warm else ""  # "started" or "reused"
         os.close(to_worker_r)
         os.close(from_worker_w)
-        self.chan = Channel(from_worker_r, to_worker_w)
+        chan = Channel(from_worker_r, to_worker_w)
+        # The reference's answers are read as they come (a shared reference must never wait on this judge).
+        self.chan: Any = DrainedChannel(chan) if config["mode"] == "reference" else chan
         self.nonce = config["nonce"]
         self.chan.send(config)
 
@@ -142,6 +151,10 @@ class Process:
             return ""
 
     def kill(self) -> None:
+        if self.shared:  # not this evaluation's to end: it leaves, and the reference goes on serving others
+            self.chan.close()
+            self.proc.close()
+            return
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -379,10 +392,27 @@ class Judge:
         from . import warm
         use_warm = self.opts.warm and warm.enabled()
         owner = self.opts.owner if self.opts.owner is not None else os.getpid()
+        shared = self._shared_key(base) if mode == "reference" and use_warm else ""
         p = Process(config, self.workdir, mode, limit_memory=not self.backend.gpu,
-                    warm=(self.header.backend, owner) if use_warm else None)
-        self.workers[mode] = "warm" if p.warm else "cold" + (f" ({p.warm_note})" if p.warm_note else "")
+                    warm=(self.header.backend, owner) if use_warm else None, shared=shared)
+        self.workers[mode] = (f"shared ({p.shared})" if p.shared else "warm" if p.warm
+                              else "cold" + (f" ({p.warm_note})" if p.warm_note else ""))
+        if TRACE:
+            sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] {mode}: {self.workers[mode]}, pid {p.proc.pid}\n")
         return p
+
+    def _shared_key(self, base: Build) -> str:
+        """Evaluations with the same spec, baseline and device share one reference process (empty: not shared).
+        The warm-worker server is already one per harness version, Python, owner and import environment."""
+        if not self.opts.shared_reference or os.environ.get("KERNELEVOLVE_SHARED_REFERENCE", "1") == "0":
+            return ""
+        from .backends.base import content_key
+        with open(self.header.path, encoding="utf-8", errors="replace") as f:
+            spec_text = f.read()
+        with open(self.baseline_path, encoding="utf-8", errors="replace") as f:
+            base_text = f.read()
+        return content_key(spec_text, os.path.abspath(self.header.path), base_text, self.header.backend,
+                           self.header.kernel, os.environ.get("CUDA_VISIBLE_DEVICES", ""))
 
     # --- reference process ----------------------------------------------------------------------------
     def _reference_ready(self) -> Dict[str, Any]:
@@ -394,6 +424,8 @@ class Judge:
             raise SpecError(f"The reference process failed: {header.get('message', header['type'])}")
         self.ref_outputs = header["outputs"]
         self.ref_inplace = header["inplace"]
+        if header.get("log"):
+            self.ref.log_path = header["log"]  # a shared reference logs in its own folder
         if TRACE:
             sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] reference: compiled {header.get('compiled', 0)} "
                              f"new cache entries for the baseline\n")
@@ -449,6 +481,8 @@ class Judge:
             how = proc.exit_description()
             if proc.warm and proc.proc.server_lost:
                 raise WarmServerLost()
+            if proc is self.ref and proc.shared:
+                raise SharedReferenceLost()
             if proc is self.ref:
                 raise SpecError(f"The reference process {how} during {stage}:\n{_tail(proc.log(), 1500)}")
             raise Verdict("runtime_error", f"The candidate's process {how} in the {stage} stage{self._where()} "
@@ -545,6 +579,16 @@ class Judge:
         return header, blobs
 
     # --- timing ------------------------------------------------------------------------------------
+    def _note_phases(self, i: int, header: Dict[str, Any]) -> None:
+        """Adds shape i's timed-section phases to the verdict's stages (timing_<phase>_s, summed over shapes)."""
+        phases = _phases(header)
+        for phase, secs in phases.items():
+            key = f"timing_{phase}_s"
+            self.stages[key] = self.stages.get(key, 0.0) + secs
+        if TRACE:
+            sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] timed shape {i}: {header.get('rounds')} rounds, "
+                             f"{header.get('timer')}; " + ", ".join(f"{k} {v:.3f} s" for k, v in phases.items()) + "\n")
+
     def _timing(self) -> Dict[str, Any]:
         assert self.worker is not None
         gpu = self.backend.gpu
@@ -580,6 +624,7 @@ class Judge:
                 if header["type"] != "timing":
                     raise Verdict("runtime_error", f"The worker sent {header['type']!r} during timing.")
                 received.append((header, blobs))
+                self._note_phases(i, header)
             self.current = None
             self._expect_any("timing")  # the final message
             self.stages["timing_s"] = time.monotonic() - t
@@ -633,6 +678,15 @@ class Judge:
         return verdict
 
 
+def _phases(header: Dict[str, Any]) -> Dict[str, float]:
+    """The worker's account of where a shape's timed section went (diagnostics only; never part of a verdict's
+    judgement, so anything malformed is left out)."""
+    phases = header.get("phases")
+    if not isinstance(phases, dict):
+        return {}
+    return {str(k)[:20]: float(v) for k, v in phases.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+
+
 def _median(xs: List[float]) -> float:
     s = sorted(xs)
     m = len(s) // 2
@@ -656,6 +710,12 @@ def _iqr(xs: List[float]) -> float:
 def evaluate(opts: Options) -> Dict[str, Any]:
     try:
         return Judge(opts).run()
+    except SharedReferenceLost:
+        import dataclasses
+        verdict = Judge(dataclasses.replace(opts, shared_reference=False)).run()
+        verdict.setdefault("workers", {})["reference"] = (
+            "warm (the shared reference exited mid-evaluation, so it was judged again with its own)")
+        return verdict
     except WarmServerLost:
         # Judged again from the start with new Pythons: the verdict is never the server's fault.
         import dataclasses

@@ -38,11 +38,16 @@ class ChannelTimeout(Exception):
 
 
 class Channel:
-    def __init__(self, read_fd: int, write_fd: int) -> None:
+    def __init__(self, read_fd: int, write_fd: int, write_timeout: Optional[float] = None) -> None:
+        """write_timeout: seconds a send may wait for the other end to make room before ChannelTimeout (a shared
+        reference's answers to one judge that stopped reading must not hold up the others); None waits."""
         self.read_fd = read_fd
         self.write_fd = write_fd
+        self.write_timeout = write_timeout
         for fd in (read_fd, write_fd):
             widen(fd)
+        if write_timeout is not None:
+            os.set_blocking(write_fd, False)
 
     def send(self, header: Dict[str, Any], blobs: Optional[List[Any]] = None) -> None:
         """blobs: bytes-like objects, or tuples of them sent back to back as one blob (an array's header and
@@ -58,7 +63,16 @@ class Channel:
     def _write(self, data: Any) -> None:
         view = memoryview(data).cast("B")
         while view:
-            n = os.write(self.write_fd, view)
+            if self.write_timeout is not None:
+                _, writable, _ = select.select([], [self.write_fd], [], self.write_timeout)
+                if not writable:
+                    raise ChannelTimeout()
+                try:
+                    n = os.write(self.write_fd, view)
+                except BlockingIOError:
+                    continue
+            else:
+                n = os.write(self.write_fd, view)
             view = view[n:]
 
     def recv(self, timeout: Optional[float]) -> Tuple[Dict[str, Any], List[bytes]]:
@@ -95,3 +109,54 @@ class Channel:
                 os.close(fd)
             except OSError:
                 pass
+
+
+class DrainedChannel:
+    """A channel whose messages a thread reads as soon as they arrive, for recv() to hand out in order. Its other
+    end never blocks writing to it: the judge reads the reference's answers this way, so a reference serving
+    several judges is never held up by one that is busy with its candidate."""
+
+    def __init__(self, chan: Channel) -> None:
+        import queue
+        import threading
+        self.chan = chan
+        self.read_fd, self.write_fd = chan.read_fd, chan.write_fd
+        self.queue: "queue.Queue[Any]" = queue.Queue()
+        self.thread = threading.Thread(target=self._drain, name="reference-reader", daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                item: Any = self.chan.recv(None)
+            except (ChannelClosed, OSError, ValueError) as e:
+                self.queue.put(e if isinstance(e, ChannelClosed) else ChannelClosed(str(e)))
+                return
+            self.queue.put(item)
+
+    def send(self, header: Dict[str, Any], blobs: Optional[List[Any]] = None) -> None:
+        self.chan.send(header, blobs)
+
+    def recv(self, timeout: Optional[float]) -> Tuple[Dict[str, Any], List[bytes]]:
+        import queue
+        try:
+            item = self.queue.get(timeout=timeout)
+        except queue.Empty:
+            raise ChannelTimeout()
+        if isinstance(item, ChannelClosed):
+            self.queue.put(item)  # every later recv sees the end too
+            raise item
+        return item
+
+    def close(self) -> None:
+        # Our writing end first: the other side sees the end and closes its own, which ends the reading thread
+        # (a descriptor closed under a blocked read would leave the thread waiting).
+        try:
+            os.close(self.write_fd)
+        except OSError:
+            pass
+        self.thread.join(timeout=0.2)  # a shared reference busy with another judge notices later; not waited for
+        try:
+            os.close(self.read_fd)
+        except OSError:
+            pass

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -69,6 +70,10 @@ class Server:
         self.path, self.backend, self.owner, self.idle_s = path, backend, owner, idle_s
         self.conns: Dict[int, socket.socket] = {}
         self.pids: Dict[int, int] = {}  # connection fd -> worker pid
+        # Shared reference processes (see _worker.SharedReference): key -> (pid, control socket), and the judges
+        # connected to one (connection fd -> key); a judge that leaves does not take a shared reference along.
+        self.shared: Dict[str, Tuple[int, socket.socket]] = {}
+        self.shared_judges: Dict[int, str] = {}
         self.last_busy = time.monotonic()
         self.owner_fd: List[int] = []
 
@@ -141,7 +146,8 @@ class Server:
             data, fds, _, _ = socket.recv_fds(conn, _MSG, 4)
         except OSError:
             data, fds = b"", []
-        if not data or fd in self.pids:  # the judge is done or gone (or asks twice): its worker goes too
+        if not data or fd in self.pids or fd in self.shared_judges:
+            # the judge is done or gone (or asks twice): its own worker goes too
             for x in fds:
                 os.close(x)
             self.drop(fd)
@@ -150,6 +156,9 @@ class Server:
             req = json.loads(data)
             if len(fds) != 3:
                 raise ValueError(f"expected 3 descriptors, got {len(fds)}")
+            if req.get("shared"):
+                self.share(conn, req, fds)
+                return
             pid = self.fork(req, fds)
         except Exception as e:
             for x in fds:
@@ -162,12 +171,43 @@ class Server:
         self.pids[fd] = pid
         _send(conn, {"pid": pid})
 
-    def fork(self, req: Dict[str, Any], fds: List[int]) -> int:
+    def share(self, conn: socket.socket, req: Dict[str, Any], fds: List[int]) -> None:
+        """A judge's channel to the shared reference of its key: handed to the running one, or to one started
+        now (with the first judge's channel, environment and folder)."""
+        key = str(req["shared"])
+        how = "reused"
+        entry = self.shared.get(key)
+        handed = False
+        if entry is not None:
+            try:
+                socket.send_fds(entry[1], [b"judge"], fds[:2])
+                handed = True
+            except OSError:
+                pass  # it is exiting; a new one is started
+        if not handed:
+            ctl, child_ctl = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                pid = self.fork(dict(req, socket_dir=os.path.dirname(self.path)), fds, child_ctl, [ctl])
+            finally:
+                child_ctl.close()
+            if entry is not None:
+                entry[1].close()
+            self.shared[key] = (pid, ctl)
+            how = "started"
+        for x in fds:
+            os.close(x)
+        self.shared_judges[conn.fileno()] = key
+        _send(conn, {"pid": self.shared[key][0], "shared": how})
+
+    def fork(self, req: Dict[str, Any], fds: List[int], ctl: Optional[socket.socket] = None,
+             also_close: Optional[List[socket.socket]] = None) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            _become_worker(req, fds, [self.listener, *self.conns.values()], [self.wake_r, self.wake_w, *self.owner_fd])
+            others = [c for _, c in self.shared.values()] + (also_close or [])
+            _become_worker(req, fds, [self.listener, *self.conns.values(), *others],
+                           [self.wake_r, self.wake_w, *self.owner_fd], ctl)
         return pid
 
     def reap(self) -> None:
@@ -179,6 +219,14 @@ class Server:
             if pid == 0:
                 return
             code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            for key, (p, ctl) in list(self.shared.items()):
+                if p == pid:
+                    del self.shared[key]
+                    ctl.close()
+                    shutil.rmtree(_reference_home(os.path.dirname(self.path), pid), ignore_errors=True)
+                    for fd, k in self.shared_judges.items():
+                        if k == key and fd in self.conns:
+                            _send(self.conns[fd], {"exit": code})
             for fd, p in list(self.pids.items()):
                 if p == pid:
                     del self.pids[fd]
@@ -188,6 +236,7 @@ class Server:
                         # The worker is gone; the judge may still read the exit code, then closes.
 
     def drop(self, fd: int) -> None:
+        self.shared_judges.pop(fd, None)
         pid = self.pids.pop(fd, None)
         if pid is not None:
             _kill_group(pid)
@@ -205,6 +254,9 @@ class Server:
     def stop(self, code: int = 0) -> None:
         for fd in list(self.conns):
             self.drop(fd)
+        for pid, _ in self.shared.values():
+            _kill_group(pid)
+            shutil.rmtree(_reference_home(os.path.dirname(self.path), pid), ignore_errors=True)
         try:
             if os.stat(self.path).st_ino == self.inode:
                 # the log stays when the server refused to serve: the judges' notes point to it
@@ -215,8 +267,10 @@ class Server:
         os._exit(code)
 
 
-def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.socket], pipes: List[int]) -> None:
-    """In the forked child: the same setup a cold worker gets from the judge's Popen, then the worker itself."""
+def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.socket], pipes: List[int],
+                   ctl: Optional[socket.socket] = None) -> None:
+    """In the forked child: the same setup a cold worker gets from the judge's Popen, then the worker itself
+    (with ctl, a shared reference, which receives the channels of later judges over it)."""
     code = 1
     try:
         for s in sockets:
@@ -237,6 +291,9 @@ def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.soc
         os.chdir(req["cwd"])
         os.environ.clear()
         os.environ.update(req["env"])
+        if ctl is not None:
+            os.environ["KERNELEVOLVE_REFERENCE_CTL"] = str(ctl.fileno())
+            os.environ["KERNELEVOLVE_REFERENCE_HOME"] = _reference_home(req["socket_dir"], os.getpid())
         from .judge import _limits
         _limits(bool(req.get("limit_memory")), os.getppid())
         import random
@@ -254,6 +311,11 @@ def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.soc
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _reference_home(folder: str, pid: int) -> str:
+    """A shared reference's own folder (its Triton cache and log), which the server removes when it ends."""
+    return os.path.join(folder, f"reference-{pid}")
 
 
 def _alive(pid: int) -> bool:
@@ -290,6 +352,7 @@ class WarmChild:
         self.conn, self.pid = conn, pid
         self.returncode: Optional[int] = None
         self.server_lost = False  # the server went away without reporting the worker's exit (it took it along)
+        self.shared = ""  # a shared reference: "started" (by this judge) or "reused"
 
     def wait(self, timeout: Optional[float] = None) -> int:
         if self.returncode is None:
@@ -344,19 +407,19 @@ def server_key(backend: str, owner: int, env: Dict[str, str]) -> str:
 
 
 def spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int, to_worker_r: int,
-          from_worker_w: int, limit_memory: bool) -> Tuple[Optional[WarmChild], str]:
+          from_worker_w: int, limit_memory: bool, shared: str = "") -> Tuple[Optional[WarmChild], str]:
     """Asks this host's server (started on first use) for a worker. Returns (None, why) when it cannot: the
     judge then starts a cold worker, so a broken server costs seconds, never a verdict."""
     if not hasattr(socket, "send_fds") or not hasattr(socket, "SOCK_SEQPACKET"):
         return None, "this Python or system cannot pass descriptors over a sequenced-packet socket"
     try:
-        return _spawn(backend, owner, env, cwd, log_fd, to_worker_r, from_worker_w, limit_memory)
+        return _spawn(backend, owner, env, cwd, log_fd, to_worker_r, from_worker_w, limit_memory, shared)
     except OSError as e:  # e.g. a system without AF_UNIX sequenced-packet sockets
         return None, f"the warm-worker socket failed ({e})"
 
 
 def _spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int, to_worker_r: int,
-           from_worker_w: int, limit_memory: bool) -> Tuple[Optional[WarmChild], str]:
+           from_worker_w: int, limit_memory: bool, shared: str = "") -> Tuple[Optional[WarmChild], str]:
     folder = socket_dir()
     if folder is None:
         return None, "no private folder for the warm-worker socket"
@@ -372,7 +435,7 @@ def _spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int,
         conn, why = _start(path, backend, owner, env)
         if conn is None:
             return None, why
-    req = {"cwd": cwd, "env": env, "limit_memory": limit_memory}
+    req = {"cwd": cwd, "env": env, "limit_memory": limit_memory, "shared": shared}
     try:
         socket.send_fds(conn, [json.dumps(req).encode()], [to_worker_r, from_worker_w, log_fd])
         ready, _, _ = select.select([conn], [], [], 30.0)
@@ -384,7 +447,9 @@ def _spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int,
     if "pid" not in msg:
         conn.close()
         return None, str(msg.get("error"))
-    return WarmChild(conn, int(msg["pid"])), ""
+    child = WarmChild(conn, int(msg["pid"]))
+    child.shared = str(msg.get("shared") or "")
+    return child, ""
 
 
 def _connect(path: str) -> Optional[socket.socket]:

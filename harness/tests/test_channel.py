@@ -3,6 +3,7 @@ array, read into one buffer and viewed without a copy."""
 import io
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -66,3 +67,15 @@ def test_a_closed_or_silent_peer_is_reported():
     a.close()
     with pytest.raises(ChannelClosed):
         b.recv(timeout=5)
+
+
+def test_a_send_to_an_end_that_stops_reading_times_out_when_asked_to():
+    # A shared reference's answers to one judge that stopped reading must not hold up the others.
+    r, w = os.pipe()
+    chan = Channel(os.open(os.devnull, os.O_RDONLY), w, write_timeout=0.2)
+    t = time.monotonic()
+    with pytest.raises(ChannelTimeout):
+        chan.send({"type": "ref"}, [np.zeros(4 << 20, np.uint8).data])  # far more than the pipe holds
+    assert time.monotonic() - t < 5
+    os.close(r)
+    chan.close()

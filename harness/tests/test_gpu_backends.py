@@ -20,7 +20,21 @@ def test_triton_softmax_baseline_is_ok_with_compile_stats(harness: Harness) -> N
     v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "softmax.py", timeout=600)
     assert v["status"] == "ok", v
     assert v["compile"]["n_regs"] > 0 and "n_spills" in v["compile"]
-    assert v["workers"] == {"reference": "warm", "candidate": "warm"}, v["workers"]
+    assert v["workers"]["candidate"] == "warm", v["workers"]
+    assert v["workers"]["reference"] in ("shared (started)", "shared (reused)"), v["workers"]
+
+
+def test_one_shared_reference_serves_right_and_wrong_candidates(harness: Harness) -> None:
+    # The second and third evaluations use the reference process the first one started (its CUDA context and
+    # compiled baseline included), and a wrong candidate is still caught against it.
+    pytest.importorskip("triton")
+    first, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "more_warps.py", timeout=600)
+    wrong, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "wrong_fixed_block.py", timeout=600)
+    again, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "softmax.py", timeout=600)
+    assert first["status"] == again["status"] == "ok", (first, again)
+    assert wrong["status"] == "incorrect" and "cols=4097" in wrong["reason"], wrong
+    assert first["workers"]["reference"] in ("shared (started)", "shared (reused)"), first["workers"]
+    assert wrong["workers"]["reference"] == again["workers"]["reference"] == "shared (reused)", (wrong, again)
 
 
 def test_triton_softmax_with_cold_workers_is_ok(harness: Harness) -> None:
@@ -159,6 +173,7 @@ def test_the_baseline_is_compiled_once_for_all_evaluations(tmp_path, monkeypatch
     # evaluations' workers, which then compile nothing for it (a cache of its own: the session's already has it).
     pytest.importorskip("triton")
     monkeypatch.setenv("KERNELEVOLVE_TRACE", "1")
+    monkeypatch.setenv("KERNELEVOLVE_SHARED_REFERENCE", "0")  # a reference process per evaluation, each compiling
     harness = Harness(tmp_path, tmp_path / "cache")
     compiled = []
     for _ in range(2):

@@ -73,7 +73,8 @@ def test_evaluations_fork_their_workers_from_one_server(harness: Harness, warm_d
     pid = server_pid(warm_dir)
     second = run_judge(harness, warm_dir, NAIVE)
     assert first["status"] == second["status"] == "ok", second
-    assert first["workers"] == second["workers"] == {"reference": "warm", "candidate": "warm"}
+    assert first["workers"] == {"reference": "shared (started)", "candidate": "warm"}, first["workers"]
+    assert second["workers"] == {"reference": "shared (reused)", "candidate": "warm"}, second["workers"]
     assert len(sockets(warm_dir)) == 1 and server_pid(warm_dir) == pid and pid is not None
     assert (warm_dir.stat().st_mode & 0o077) == 0, "the socket's folder must be private to its user"
 

@@ -114,6 +114,11 @@ def main(out):
         for v in vs:
             statuses[v["status"]] = statuses.get(v["status"], 0) + 1
         print(f"    verdicts: {statuses}; best {best.get('id')} confirmed {best.get('confirmed')}")
+        phases = [k for k in ("timing_setup_s", "timing_capture_s", "timing_rounds_s", "timing_evidence_s")
+                  if any(k in st for st in stages)]
+        if phases:
+            print("    the timed section per candidate, by phase (mean s, the worker's account): "
+                  + ", ".join(f"{k[7:-2]} {mean(k):.3f}" for k in phases))
         roles = os.path.join(out, f"roles-{ex}.json")
         if os.path.exists(roles) and vs:
             data = json.load(open(roles))
