@@ -489,13 +489,20 @@ class CandidateWorker(Worker):
                 k = kernels[name]
                 # A CUDA graph refills its buffers itself from what they held when it was captured (the
                 # first sample), so its plan stays fixed; everything else gets new inputs every sample.
-                if not (timer.graphs and len(sets[name]) > 1 and rounds > 0):
+                graphed = timer.graphs and len(sets[name]) > 1
+                if not (graphed and rounds > 0):
+                    other = "candidate" if name == "baseline" else "baseline"
                     for j, (gargs, _) in enumerate(sets[name]):
-                        p = self.rng.randrange(len(pool))
-                        f = self.rng.uniform(0.5, 2.0)
+                        if graphed and shared is not None and other in timer.captured_names:
+                            # the second graph of shared buffers: the same inputs as the first, whose copies
+                            # both graphs refill from (where those copies lie changes the refill's time)
+                            p, f = plan[other][j]
+                        else:
+                            p = self.rng.randrange(len(pool))
+                            f = self.rng.uniform(0.5, 2.0)
                         plan[name][j] = (p, f)
                         self.refill(gargs, pool, p, f)
-                pending.append((name, timer.start(k, [s[0] for s in sets[name]])))
+                pending.append((name, timer.start(k, [s[0] for s in sets[name]], name)))
                 last_queued = name
             rounds += 1
             order.reverse()  # ABBA...: each kernel follows the other equally often
@@ -538,7 +545,7 @@ class CandidateWorker(Worker):
                     f = self.rng.uniform(0.5, 2.0)
                     plan["candidate"][j] = (p, f)
                     self.refill(gargs, pool, p, f)
-            last_results = timer.finish([timer.start(k, [s[0] for s in sets["candidate"]])])[0][1]
+            last_results = timer.finish([timer.start(k, [s[0] for s in sets["candidate"]], "candidate")])[0][1]
         # The last timed sample of the candidate: every buffer set's output is checked (up to 8).
         last = list(range(len(sets["candidate"])))
         self.rng.shuffle(last)
@@ -639,7 +646,7 @@ class CpuTimer:
     def batch_size(self, ms: float, cap: int) -> int:
         return max(1, min(cap, int(math.ceil(1.0 / max(ms, 1e-6)))))  # each sample >= ~1 ms
 
-    def start(self, k: Any, sets: List[List[Any]]) -> Tuple[float, List[Any]]:
+    def start(self, k: Any, sets: List[List[Any]], name: str = "") -> Tuple[float, List[Any]]:
         t = self.sample(k, sets)
         return t, self.results
 
@@ -670,6 +677,9 @@ class GpuTimer:
         self.graphs = False
         self.captured: Dict[int, Any] = {}
         self.capture_s = 0.0  # wall time spent capturing graphs (inside the rounds)
+        self.captured_names: set = set()  # the kernels whose graphs are captured
+        # graphs of the same buffer sets share the copies their refills read, and the graph of refills alone
+        self.refills: Dict[Tuple[int, ...], Tuple[Any, Any]] = {}
         # A ctypes launcher launches on the legacy default stream, which cannot be captured.
         self.can_capture = w.backend.name == "triton"
 
@@ -728,12 +738,13 @@ class GpuTimer:
             return self.single(k, sets[0])
         return self.graph_sample(k, sets)
 
-    def start(self, k: Any, sets: List[List[Any]]) -> Any:
+    def start(self, k: Any, sets: List[List[Any]], name: str = "") -> Any:
         """Queues one sample without waiting: an L2 flush, then the call between two events. The flush (tens of
         microseconds of GPU work) covers the time Python takes to queue the events and the call, so the
         first event is not recorded on an idle GPU ahead of a call still being queued."""
         if len(sets) > 1:
             t = self.graph_sample(k, sets)
+            self.captured_names.add(name)
             return t, self.results
         torch = self.torch
         self.flush.zero_()
@@ -785,7 +796,9 @@ class GpuTimer:
         torch = self.torch
         launch = self.w.spec.launch
         # The refills happen inside the graphs too, so each call sees fresh inputs and poisoned outputs.
-        snapshots = [[A.clone(a) if A.is_array(a) else a for a in args] for args in sets]
+        key = tuple(id(args) for args in sets)
+        shared = self.refills.get(key)
+        snapshots = shared[1] if shared else [[A.clone(a) if A.is_array(a) else a for a in args] for args in sets]
 
         def refill_all() -> None:
             for args, snap in zip(sets, snapshots):
@@ -814,11 +827,16 @@ class GpuTimer:
             with torch.cuda.stream(s):
                 with_calls()
             torch.cuda.current_stream().wait_stream(s)
-            g1, g0 = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+            g1 = torch.cuda.CUDAGraph()
             with torch.cuda.graph(g1):
                 with_calls()
-            with torch.cuda.graph(g0):
-                refill_all()
+            if shared:
+                g0 = shared[0]
+            else:
+                g0 = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g0):
+                    refill_all()
+                self.refills[key] = (g0, snapshots)
             torch.cuda.synchronize()
         except Exception:
             torch.cuda.synchronize()
