@@ -684,7 +684,11 @@ def _phases(header: Dict[str, Any]) -> Dict[str, float]:
     phases = header.get("phases")
     if not isinstance(phases, dict):
         return {}
-    return {str(k)[:20]: float(v) for k, v in phases.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+    return {k: float(phases[k]) for k in _PHASES
+            if isinstance(phases.get(k), (int, float)) and math.isfinite(phases[k]) and phases[k] >= 0}
+
+
+_PHASES = ("setup", "capture", "rounds", "evidence")  # what the worker reports of each shape's timed section
 
 
 def _median(xs: List[float]) -> float:
