@@ -87,6 +87,21 @@ class Worker:
         skip = set() if every else set(self.outputs) | set(self.inplace)
         return [A.digest(a) if A.is_array(a) and j not in skip else None for j, a in enumerate(args)]
 
+    def cache_writes(self) -> Dict[str, int]:
+        """This process's Triton cache, file by file (backends.triton.cache_writes): what is written while the
+        baseline runs was compiled here (nothing in a candidate's worker, or in a reference once an earlier
+        evaluation's cache is handed over)."""
+        if self.backend.name != "triton":
+            return {}
+        from .backends.triton import cache_writes
+        return cache_writes(os.environ.get("TRITON_CACHE_DIR") if self.cfg.get("triton_cache_dir") else None)
+
+    def compiled_since(self, before: Dict[str, int]) -> int:
+        if self.backend.name != "triton":
+            return 0
+        from .backends.triton import compiled_between
+        return compiled_between(before, self.cache_writes())
+
 
 # --------------------------------------------------------------------------------------------------------
 class ReferenceWorker(Worker):
@@ -120,7 +135,7 @@ class ReferenceWorker(Worker):
             self.send("spec_error", message=f"The baseline cannot be loaded: {type(e).__name__}: {e}.")
             return None
         self.kb = kb
-        cached = self.cache_entries()
+        cached = self.cache_writes()
         try:
             self.probe(info)
             if self.backend.name == "triton":
@@ -129,7 +144,7 @@ class ReferenceWorker(Worker):
             self.send("spec_error", message=str(e))
             return None
         ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace}
-        self.send("ready", compiled=len(self.cache_entries() - cached), **ready)
+        self.send("ready", compiled=self.compiled_since(cached), **ready)
         return ready
 
     def failure(self, req: Dict[str, Any], e: Exception) -> str:
@@ -164,15 +179,6 @@ class ReferenceWorker(Worker):
             if b is not None and b != a and j not in self.outputs and j not in self.inplace:
                 raise SpecError(f"{where}: the baseline changes argument {j}, which is not in OUTPUTS or INPLACE; "
                                 f"add {j} to OUTPUTS (written only) or INPLACE (read and written).")
-
-    def cache_entries(self) -> set:
-        """The entries of this process's Triton cache: those that appear while the baseline runs were compiled
-        here (none, once an earlier evaluation's cache is handed over)."""
-        d = self.cfg.get("triton_cache_dir")
-        try:
-            return set(os.listdir(d)) if d and self.backend.name == "triton" else set()
-        except OSError:
-            return set()
 
     def compile_every_shape(self) -> None:
         """Calls the baseline once on every shape, so Triton compiles each of its specializations here, in the
@@ -236,6 +242,9 @@ class SharedReference(ReferenceWorker):
                 return
             self.rehome(home)
             ready["log"] = os.path.join(home, "reference.log")
+            if os.environ.get("TRITON_CACHE_DIR", "").startswith(home):
+                # where later judges find the baseline's compiled kernels when they keep none yet
+                ready["triton_cache"] = os.environ["TRITON_CACHE_DIR"]
             first = Channel(self.chan.read_fd, self.chan.write_fd, write_timeout=WRITE_TIMEOUT_S)
             channels: Dict[int, Tuple[Channel, str]] = {first.read_fd: (first, self.nonce)}
             idle_s = float(os.environ.get("KERNELEVOLVE_REFERENCE_IDLE_S", "60"))
@@ -296,9 +305,9 @@ class SharedReference(ReferenceWorker):
         """Its own folder, Triton cache and log from now on: the first judge's folder goes with that judge."""
         src = self.cfg.get("triton_cache_dir")
         if src and os.path.isdir(src):
-            import shutil
+            from .backends.triton import copy_cache
             dst = os.path.join(home, "triton")
-            shutil.copytree(src, dst, dirs_exist_ok=True)
+            copy_cache(src, dst)
             os.environ["TRITON_CACHE_DIR"] = dst
         sys.stdout.flush()
         sys.stderr.flush()
@@ -332,8 +341,12 @@ class CandidateWorker(Worker):
                 return
             self.send("loaded")
             stage = "correctness"
+            self.baseline_compiled = 0
             self.correctness()
-            self.send("correct_done", compile=self.backend.runtime_stats(self.kc, kernel))
+            stats = self.backend.runtime_stats(self.kc, kernel)
+            if self.backend.name == "triton":
+                stats["baseline_compiled"] = self.baseline_compiled
+            self.send("correct_done", compile=stats)
             cmd = self.recv()
             if cmd.get("type") != "time":
                 return
@@ -422,8 +435,11 @@ class CandidateWorker(Worker):
         also run are a library fallback written with operators."""
         from .op_watch import watch
         base_args, _ = self.guarded_args(args)
+        before = self.cache_writes()
         _, base_ops = watch(lambda: self.spec.launch(self.kb, *base_args))
         self.backend.synchronize()
+        # what the baseline compiled here (none when the judge's copy of the reference's cache served it)
+        self.baseline_compiled += self.compiled_since(before)
         result, ops = watch(lambda: self.spec.launch(self.kc, *gargs))
         if ops is not None and base_ops is not None and ops - base_ops:
             self.send("fallback", shape=i, ops=sorted(ops - base_ops))

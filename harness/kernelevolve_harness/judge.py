@@ -252,6 +252,7 @@ class Judge:
         # Seconds spent in each stage, reported in every verdict (where an evaluation's time goes).
         self.stages: Dict[str, float] = {}
         self.jit_cache: Optional[str] = None
+        self.ref_jit_cache = ""  # the folder the reference process compiled the baseline into (Triton)
         self.workers: Dict[str, str] = {}  # how each worker was started: warm (forked) or cold (and why)
 
     def timeout(self, stage: str) -> float:
@@ -348,8 +349,9 @@ class Judge:
 
     def _seed_jit_cache(self, mode: str) -> None:
         if self.jit_cache and os.path.isdir(self.jit_cache):
+            from .backends.triton import copy_cache
             try:
-                shutil.copytree(self.jit_cache, os.path.join(self.workdir, f"triton-{mode}"), dirs_exist_ok=True)
+                copy_cache(self.jit_cache, os.path.join(self.workdir, f"triton-{mode}"))
             except OSError:
                 pass  # a cold cache costs compile time, never a verdict
 
@@ -359,11 +361,13 @@ class Judge:
         if not self.jit_cache:
             return
         if not os.path.isdir(self.jit_cache):
-            ref_cache = os.path.join(self.workdir, "triton-reference")
+            # the reference's cache: in this evaluation's folder, or a shared reference's own
+            ref_cache = self.ref_jit_cache or os.path.join(self.workdir, "triton-reference")
             if os.path.isdir(ref_cache):
                 tmp = f"{self.jit_cache}.{os.getpid()}.tmp"
+                from .backends.triton import copy_cache
                 try:
-                    shutil.copytree(ref_cache, tmp)
+                    copy_cache(ref_cache, tmp)
                     os.rename(tmp, self.jit_cache)  # atomic; another judge may have been first
                 except OSError:
                     shutil.rmtree(tmp, ignore_errors=True)
@@ -426,6 +430,7 @@ class Judge:
         self.ref_inplace = header["inplace"]
         if header.get("log"):
             self.ref.log_path = header["log"]  # a shared reference logs in its own folder
+        self.ref_jit_cache = str(header.get("triton_cache") or os.path.join(self.workdir, "triton-reference"))
         if TRACE:
             sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] reference: compiled {header.get('compiled', 0)} "
                              f"new cache entries for the baseline\n")

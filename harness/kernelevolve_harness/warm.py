@@ -53,12 +53,25 @@ def preload(backend: str) -> List[str]:
     if backend in ("triton", "cuda"):
         mods += ["torch"]
     if backend == "triton":
-        mods += ["triton", "triton.language", "triton.compiler", "triton.runtime.jit"]
+        # and what Triton imports at a kernel's first launch (its experimental Gluon language, since 3.4)
+        mods += ["triton", "triton.language", "triton.compiler", "triton.runtime.jit", "triton.runtime.cache",
+                 "triton.experimental.gluon", "triton.experimental.gluon.language",
+                 "triton.experimental.gluon.nvidia.hopper", "triton.backends.nvidia.compiler"]
     loaded = []
     for name in mods:
         try:
             __import__(name)
             loaded.append(name)
+        except Exception:
+            pass
+    if "triton.runtime.cache" in loaded:
+        # The key of this Triton installation (a hash of its compiler sources and of libtriton, hundreds of MB),
+        # computed once per process at the first compile or cache lookup: once here, every worker inherits it.
+        key = getattr(sys.modules["triton.runtime.cache"], "triton_key", None)
+        try:
+            if callable(key):
+                key()
+                loaded.append("triton_key")
         except Exception:
             pass
     return loaded

@@ -181,5 +181,19 @@ def test_the_baseline_is_compiled_once_for_all_evaluations(tmp_path, monkeypatch
         assert v["status"] == "ok", v
         line = next(l for l in r.stderr.splitlines() if "new cache entries for the baseline" in l)
         compiled.append(int(line.split("compiled ")[1].split()[0]))
+        # the candidate's worker gets a copy of the reference's cache before it first calls the baseline
+        assert v["compile"]["baseline_compiled"] == 0, v["compile"]
+    # (counted as files written: a lookup that misses compiles into the entry it found, so new entries miss it)
     assert compiled[0] > 0, compiled  # a fresh cache: the first evaluation compiles the baseline's shapes
-    assert compiled[1] == 0, compiled  # the second finds them all
+    assert compiled[1] == 0, compiled  # the second finds them all, though the first one's folder is gone
+
+
+def test_a_shared_reference_cache_serves_later_workers(tmp_path, monkeypatch) -> None:
+    # With one reference process for all evaluations, the cache it compiled the baseline into belongs to the
+    # first evaluation's folder, which goes with it; the kept copy must still serve every later worker.
+    pytest.importorskip("triton")
+    harness = Harness(tmp_path, tmp_path / "cache")
+    for _ in range(2):
+        v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "more_warps.py", timeout=600)
+        assert v["status"] == "ok", v
+        assert v["compile"]["baseline_compiled"] == 0, v["compile"]

@@ -119,6 +119,11 @@ def main(out):
         if phases:
             print("    the timed section per candidate, by phase (mean s, the worker's account): "
                   + ", ".join(f"{k[7:-2]} {mean(k):.3f}" for k in phases))
+        rebuilt = [(v.get("compile") or {}).get("baseline_compiled") for v in vs]
+        rebuilt = [n for n in rebuilt if n is not None]
+        if rebuilt:
+            print(f"    the baseline compiled in the candidate's worker: in {sum(1 for n in rebuilt if n)} of "
+                  f"{len(rebuilt)} evaluations ({sum(rebuilt)} kernels; 0 when the reference's cache served it)")
         roles = os.path.join(out, f"roles-{ex}.json")
         if os.path.exists(roles) and vs:
             data = json.load(open(roles))

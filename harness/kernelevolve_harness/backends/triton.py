@@ -3,6 +3,7 @@ TRITON_CACHE_DIR (set by the judge), so candidates never share compiled kernels.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -89,3 +90,57 @@ class TritonBackend(Backend):
             stats.update(best)
             stats["variants"] = len(compiled)
         return stats
+
+
+def copy_cache(src: str, dst: str) -> None:
+    """Copies a Triton cache folder so that the copy serves lookups on its own. Triton finds a compiled kernel
+    through a group file (__grp__<name>.json) that lists its files by absolute path: a plain copy still points
+    into the folder it came from, and once that folder is gone, every lookup misses and the kernel is compiled
+    again (into the copy, so a count of new entries does not see it). The copy's group files point into the copy."""
+    shutil.copytree(src, dst, dirs_exist_ok=True)
+    for entry in os.listdir(dst):
+        folder = os.path.join(dst, entry)
+        if not os.path.isdir(folder):
+            continue
+        for name in os.listdir(folder):
+            if not (name.startswith("__grp__") and name.endswith(".json")):
+                continue
+            path = os.path.join(folder, name)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    group = json.load(f)
+                children = group.get("child_paths")
+                if not isinstance(children, dict):
+                    continue
+                moved = {k: os.path.join(folder, os.path.basename(str(v))) for k, v in children.items()}
+                if moved == children or not all(os.path.exists(v) for v in moved.values()):
+                    continue
+                group["child_paths"] = moved
+                tmp = f"{path}.{os.getpid()}.tmp"
+                with open(tmp, "w", encoding="utf-8") as f:
+                    json.dump(group, f)
+                os.replace(tmp, path)
+            except (OSError, ValueError):
+                continue  # a lookup that misses costs a compile, never a verdict
+
+
+def cache_writes(folder: Optional[str]) -> Dict[str, int]:
+    """Every file in a Triton cache folder with its modification time: a compile writes files (new ones, or
+    the same names again where a lookup missed), a lookup that hits writes none."""
+    out: Dict[str, int] = {}
+    if not folder or not os.path.isdir(folder):
+        return out
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            try:
+                out[path] = os.stat(path).st_mtime_ns
+            except OSError:
+                pass
+    return out
+
+
+def compiled_between(before: Dict[str, int], after: Dict[str, int]) -> int:
+    """How many cache entries (kernels, launchers) were written between two cache_writes snapshots."""
+    return len({os.path.dirname(p) for p, t in after.items() if before.get(p) != t})
+
