@@ -456,7 +456,12 @@ class Judge:
             from .compare import Expected
             tol = self.info.get("tolerance") or {}
             while key not in self.ref_cache:
+                t = time.monotonic()
                 header, blobs = self._recv(self.ref, "reference")
+                # time spent waiting for the reference process, before and after timing (diagnostics: a shared
+                # reference serves other judges too)
+                wait = "reference_wait_verify_s" if "timing_s" in self.stages else "reference_wait_correctness_s"
+                self.stages[wait] = self.stages.get(wait, 0.0) + time.monotonic() - t
                 if header["type"] == "spec_error":
                     raise SpecError(header["message"])
                 got = self.ref_pending.pop(0)

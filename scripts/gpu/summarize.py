@@ -119,6 +119,12 @@ def main(out):
         if phases:
             print("    the timed section per candidate, by phase (mean s, the worker's account): "
                   + ", ".join(f"{k[7:-2]} {mean(k):.3f}" for k in phases))
+        waits = [k for k in ("reference_wait_correctness_s", "verify_s", "reference_wait_verify_s")
+                 if any(k in st for st in stages)]
+        if waits:
+            print("    checking (mean s): " + ", ".join(
+                f"{k[:-2].replace('_', ' ')} {mean(k):.3f}" for k in waits)
+                + " (a reference wait: the judge blocked on the reference process's answers; verify: after the lock)")
         rebuilt = [(v.get("compile") or {}).get("baseline_compiled") for v in vs]
         rebuilt = [n for n in rebuilt if n is not None]
         if rebuilt:
