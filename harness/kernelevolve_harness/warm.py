@@ -184,10 +184,29 @@ class Server:
         self.pids[fd] = pid
         _send(conn, {"pid": pid})
 
+    def lane(self, key: str) -> str:
+        """Which of the key's shared references a new judge joins: the one with the fewest judges, or a new one
+        when every running one already serves KERNELEVOLVE_JUDGES_PER_REFERENCE (6) judges, up to
+        KERNELEVOLVE_MAX_SHARED_REFERENCES (4). One process answers one request at a time: at 12 concurrent
+        evaluations, each asking for about 20 reference outputs, a single one queued the judges' checks."""
+        per = max(1, int(os.environ.get("KERNELEVOLVE_JUDGES_PER_REFERENCE", "6") or 6))
+        most = max(1, int(os.environ.get("KERNELEVOLVE_MAX_SHARED_REFERENCES", "4") or 4))
+        lanes = [k for k in self.shared if k.split("#", 1)[0] == key]
+        load = {k: 0 for k in lanes}
+        for k in self.shared_judges.values():
+            if k in load:
+                load[k] += 1
+        if lanes:
+            fewest = min(lanes, key=lambda k: (load[k], k))
+            if load[fewest] < per or len(lanes) >= most:
+                return fewest
+        used = {k.split("#", 1)[1] for k in lanes}
+        return f"{key}#{next(str(i) for i in range(len(lanes) + 1) if str(i) not in used)}"
+
     def share(self, conn: socket.socket, req: Dict[str, Any], fds: List[int]) -> None:
-        """A judge's channel to the shared reference of its key: handed to the running one, or to one started
-        now (with the first judge's channel, environment and folder)."""
-        key = str(req["shared"])
+        """A judge's channel to a shared reference of its key (see lane): handed to a running one, or to one
+        started now (with the first judge's channel, environment and folder)."""
+        key = self.lane(str(req["shared"]))
         how = "reused"
         entry = self.shared.get(key)
         handed = False

@@ -83,3 +83,23 @@ def test_a_shared_reference_that_dies_mid_evaluation_costs_time_not_a_verdict(ha
     assert v["workers"]["reference"].startswith("warm (the shared reference exited mid-evaluation"), v["workers"]
     # and the next evaluation starts a new one
     assert run_judge(harness, warm_dir, NAIVE)["workers"]["reference"] == "shared (started)"
+
+
+def test_many_concurrent_evaluations_spread_over_more_shared_references(harness: Harness, warm_dir: Path) -> None:
+    # One reference answers one request at a time: past KERNELEVOLVE_JUDGES_PER_REFERENCE concurrent judges, the
+    # server starts another for the same key (up to KERNELEVOLVE_MAX_SHARED_REFERENCES), and judges join the
+    # least busy one. Verdicts are the same whichever answers.
+    slow = "  for (volatile long w = 0; w < 20000000; ++w) {}\n" + NAIVE
+    env = {"KERNELEVOLVE_JUDGES_PER_REFERENCE": "1", "KERNELEVOLVE_MAX_SHARED_REFERENCES": "2"}
+    assert run_judge(harness, warm_dir, NAIVE, **env)["workers"]["reference"] == "shared (started)"
+    judges = [judge_process(harness, warm_dir, body, **env) for body in (slow, WRONG, slow, WRONG)]
+    server = server_pid(warm_dir)
+    assert server is not None
+    most = 0
+    while any(j.poll() is None for j in judges):
+        most = max(most, len(list(warm_dir.glob("reference-*"))))
+        time.sleep(0.05)
+    verdicts = [json.loads(j.communicate(timeout=300)[0]) for j in judges]
+    assert [v["status"] for v in verdicts] == ["ok", "incorrect", "ok", "incorrect"], verdicts
+    assert most == 2, most  # a second shared reference, and no third
+    assert "shared (started)" in {v["workers"]["reference"] for v in verdicts}
