@@ -1,6 +1,6 @@
 """What compiling one Triton softmax candidate costs on this machine: for a few settings of the example's knobs,
 the wall time, this process's CPU and its children's (ptxas) CPU to compile and run each of the spec's three
-shapes, one after the other; then the same for new settings with the three shapes compiled at once in threads.
+shapes, one after the other (each settings a new kernel, compiled for each shape).
 
     python3 scripts/gpu/compile_cost.py
 """
@@ -11,7 +11,6 @@ import os
 import resource
 import sys
 import tempfile
-import threading
 import time
 
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="compile-cost-"))
@@ -58,18 +57,3 @@ for n, (w, s, r) in enumerate([(1, 1, 1), (4, 3, 1), (8, 2, 4), (16, 4, 8), (2, 
         run(m, shape)
         print(f"| {w} | {s} | {r} | {shape[0]}x{shape[1]} | {time.perf_counter() - t:.3f} | "
               f"{time.process_time() - c:.3f} | {children_cpu() - k:.3f} |")
-print("\nthree shapes: one after the other vs in three threads (new settings each time)")
-for n, (w, s, r) in enumerate([(4, 2, 1), (8, 3, 2), (2, 2, 1)]):
-    m = variant(f"q{n}", w, s, r)
-    t = time.perf_counter()
-    for shape in SHAPES:
-        run(m, shape)
-    serial = time.perf_counter() - t
-    m = variant(f"p{n}", w, s, r)
-    t = time.perf_counter()
-    ths = [threading.Thread(target=run, args=(m, shape)) for shape in SHAPES]
-    for th in ths:
-        th.start()
-    for th in ths:
-        th.join()
-    print(f"warps {w} stages {s} rows {r}: serial {serial:.3f} s, threads {time.perf_counter() - t:.3f} s")

@@ -114,6 +114,10 @@ def main(out):
         for v in vs:
             statuses[v["status"]] = statuses.get(v["status"], 0) + 1
         print(f"    verdicts: {statuses}; best {best.get('id')} confirmed {best.get('confirmed')}")
+        for status in sorted(statuses):
+            if status != "ok":  # the first reason of each other kind, as the user would read it
+                first = next(v for v in vs if v["status"] == status)
+                print(f"      {status}, e.g.: {str(first.get('reason', ''))[:240]}")
         phases = [k for k in ("timing_setup_s", "timing_capture_s", "timing_rounds_s", "timing_evidence_s")
                   if any(k in st for st in stages)]
         if phases:
