@@ -20,7 +20,7 @@ import numpy as np
 
 from . import arrays as A
 from .backends import get_backend
-from .protocol import Channel
+from .protocol import BATCH_BYTES, MAX_BATCH, Channel
 from .spec import SpecError, import_spec, validate
 
 _perf_counter = time.perf_counter  # captured before any kernel code is loaded
@@ -462,7 +462,7 @@ class CandidateWorker(Worker):
         sets: Dict[str, List[Tuple[List[Any], List[Optional[A.Guard]]]]] = {}
         plan: Dict[str, List[Tuple[int, float]]] = {}
         set_bytes = sum(A.nbytes(a) for a in pool[0] if A.is_array(a))
-        cap = max(1, min(cmd.get("max_batch", 64), int(cmd.get("batch_bytes", 64 << 20) // max(1, set_bytes))))
+        cap = batch_cap(set_bytes, cmd.get("max_batch", MAX_BATCH), cmd.get("batch_bytes", BATCH_BYTES))
         per_call: Dict[str, float] = {}
         # GPU: both kernels run in the same buffers. Where a buffer lies in device memory changes a kernel's
         # time (on an H200, one softmax read 48 us in most pairs of buffers and 60 us in one): in separate buffers
@@ -618,8 +618,7 @@ class CandidateWorker(Worker):
         call of every buffer set (the batch, at most 8) and the fresh-input call."""
         if not self.backend.gpu:
             return
-        set_bytes = sum(A.nbytes(a) for a in args if A.is_array(a))
-        cap = max(1, min(64, int((64 << 20) // max(1, set_bytes))))  # as the judge's default batch limits
+        cap = batch_cap(sum(A.nbytes(a) for a in args if A.is_array(a)))  # with the judge's limits
         for o in outs:
             if A.is_torch(o) and o.is_cuda:
                 self.evidence_plan.append((tuple(o.shape), o.dtype, 3 + min(cap, 8)))
@@ -675,6 +674,11 @@ class StopTiming(Exception):
 
 
 GROUP_ROUNDS = 8  # GPU rounds queued before the worker waits for them
+
+
+def batch_cap(set_bytes: int, max_batch: int = MAX_BATCH, batch_bytes: int = BATCH_BYTES) -> int:
+    """How many buffer sets of set_bytes one timing sample may use."""
+    return max(1, min(max_batch, int(batch_bytes // max(1, set_bytes))))
 
 
 def _precise(samples: Dict[str, List[float]], target: float) -> bool:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from .backends import Backend, Build, get_backend
-from .protocol import Channel, ChannelClosed, ChannelTimeout, DrainedChannel
+from .protocol import BATCH_BYTES, MAX_BATCH, Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .spec import SpecError, read_header
 from .static_c import strip_comments
 
@@ -361,8 +361,7 @@ class Judge:
         if not self.jit_cache:
             return
         if not os.path.isdir(self.jit_cache):
-            # the reference's cache: in this evaluation's folder, or a shared reference's own
-            ref_cache = self.ref_jit_cache or os.path.join(self.workdir, "triton-reference")
+            ref_cache = self.ref_jit_cache  # in this evaluation's folder, or a shared reference's own
             if os.path.isdir(ref_cache):
                 tmp = f"{self.jit_cache}.{os.getpid()}.tmp"
                 from .backends.triton import copy_cache
@@ -610,7 +609,7 @@ class Judge:
             "budget_s": float(os.environ.get("KERNELEVOLVE_TIMING_BUDGET_S", 0.3 if gpu else 0.08)),
             "min_samples": int(os.environ.get("KERNELEVOLVE_MIN_SAMPLES", 30 if gpu else 5)),
             "max_samples": int(os.environ.get("KERNELEVOLVE_MAX_SAMPLES", 100)),
-            "max_batch": 64, "batch_bytes": 64 << 20,
+            "max_batch": MAX_BATCH, "batch_bytes": BATCH_BYTES,
             # GPU: stop once both medians are known to 0.15% (relative standard error); CPU: run the budget
             "precision": float(os.environ.get("KERNELEVOLVE_TIMING_PRECISION", 0.0015 if gpu else 0.0)),
         }

@@ -15,6 +15,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 _LEN = struct.Struct(">Q")
 MAX_HEADER = 64 << 20
+# The timing command's default limits on one sample's buffer sets: how many, and their bytes in all.
+MAX_BATCH, BATCH_BYTES = 64, 64 << 20
 
 
 def widen(fd: int) -> None:

@@ -189,8 +189,8 @@ class Server:
         when every running one already serves KERNELEVOLVE_JUDGES_PER_REFERENCE (6) judges, up to
         KERNELEVOLVE_MAX_SHARED_REFERENCES (4). One process answers one request at a time: at 12 concurrent
         evaluations, each asking for about 20 reference outputs, a single one queued the judges' checks."""
-        per = max(1, int(os.environ.get("KERNELEVOLVE_JUDGES_PER_REFERENCE", "6") or 6))
-        most = max(1, int(os.environ.get("KERNELEVOLVE_MAX_SHARED_REFERENCES", "4") or 4))
+        per = _env_count("KERNELEVOLVE_JUDGES_PER_REFERENCE", 6)
+        most = _env_count("KERNELEVOLVE_MAX_SHARED_REFERENCES", 4)
         lanes = [k for k in self.shared if k.split("#", 1)[0] == key]
         load = {k: 0 for k in lanes}
         for k in self.shared_judges.values():
@@ -343,6 +343,17 @@ def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.soc
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _env_count(name: str, default: int) -> int:
+    """A positive count from the environment; anything else is the default (and said once in the log)."""
+    text = os.environ.get(name, "").strip()
+    try:
+        return max(1, int(text)) if text else default
+    except ValueError:
+        sys.stderr.write(f"{name}={text!r} is not a whole number; using {default}\n")
+        os.environ[name] = str(default)
+        return default
 
 
 def _reference_home(folder: str, pid: int) -> str:
