@@ -182,9 +182,11 @@ describe('ssh host', () => {
       let startedCount = 0;
       const all = Promise.all(names.map(async (n, i) => pool.evaluate(await job(spec, path.join(fixtures, n), `crash-${i}`),
         { onStart: () => startedCount++ })));
-      // Kill the server while the first jobs are on it, then bring it back a moment later.
+      // Kill the server while the first jobs are on it, then bring it back a moment later. The session must be
+      // up first: the workdir's setup command names the jobs folder too, and a crash during it is another test.
+      const connected = () => news.some((n) => n.startsWith('info loopback: connected to'));
       const deadline = Date.now() + 20_000;
-      while (!processesUnder(workdir).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (!(connected() && processesUnder(workdir).length) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       expect(processesUnder(workdir).length).toBeGreaterThan(0);
       sshd.crash();
       await new Promise((r) => setTimeout(r, 1000));
