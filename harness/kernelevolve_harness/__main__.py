@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -14,22 +13,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 from .spec import SpecError  # noqa: E402
-
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def content_version() -> str:
-    """A hash of the package's files: hosts keep one uploaded copy per version."""
-    h = hashlib.sha256()
-    for root, dirs, files in os.walk(PACKAGE_DIR):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(root, name)
-                h.update(os.path.relpath(path, PACKAGE_DIR).encode())
-                with open(path, "rb") as f:
-                    h.update(f.read())
-    return h.hexdigest()[:16]
+from .version import content_version  # noqa: E402,F401  (hosts ask for it)
 
 
 def _clean(x: Any) -> Any:

@@ -26,6 +26,7 @@ from .backends import Backend, Build, get_backend
 from .protocol import BATCH_BYTES, MAX_BATCH, Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .spec import SpecError, read_header
 from .static_c import strip_comments
+from .worker_limits import worker_limits
 
 LOG_LIMIT = 4000
 CANARY_BYTES = 4096  # arrays.BAND; numpy is imported only once the workers are started (it costs start-up time)
@@ -102,7 +103,7 @@ class Process:
                     [sys.executable, "-m", "kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)],
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                     pass_fds=(to_worker_r, from_worker_w), start_new_session=True, env=env, cwd=workdir,
-                    preexec_fn=lambda: _limits(limit_memory, parent),
+                    preexec_fn=lambda: worker_limits(limit_memory, parent),
                 )
         self.warm = not isinstance(self.proc, subprocess.Popen)
         self.shared = getattr(self.proc, "shared", "") if self.warm else ""  # "started" or "reused"
@@ -174,38 +175,6 @@ def _trace_cpu(judge: "Judge") -> None:
     import resource
     r = resource.getrusage(resource.RUSAGE_SELF)
     sys.stderr.write(f"[{time.monotonic() - judge.t0:7.3f}s] judge CPU: {r.ru_utime + r.ru_stime:.2f} s\n")
-
-
-def _limits(limit_memory: bool, parent: int) -> None:
-    """In the worker before exec: no core dumps (a crash is a verdict, not a 10 GB file), a cap on what it
-    may write (its log), for CPU kernels a cap on memory so a runaway allocation cannot take the machine, and
-    death with the judge: a judge killed from outside (a cancelled remote job) must not leave a candidate
-    spinning in an endless loop."""
-    import resource
-    _die_with_parent(parent)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (32 << 20, 32 << 20))
-    if limit_memory:
-        try:
-            half = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
-            resource.setrlimit(resource.RLIMIT_AS, (half, half))
-        except (ValueError, OSError):
-            pass
-
-
-def _die_with_parent(parent: int) -> None:
-    """Linux: SIGKILL when the judge dies (PR_SET_PDEATHSIG survives exec); elsewhere a no-op."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        import signal
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the judge died before prctl took effect
-        os._exit(1)
 
 
 @contextmanager

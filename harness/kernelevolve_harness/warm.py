@@ -326,8 +326,8 @@ def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.soc
         if ctl is not None:
             os.environ["KERNELEVOLVE_REFERENCE_CTL"] = str(ctl.fileno())
             os.environ["KERNELEVOLVE_REFERENCE_HOME"] = _reference_home(req["socket_dir"], os.getpid())
-        from .judge import _limits
-        _limits(bool(req.get("limit_memory")), os.getppid())
+        from .worker_limits import worker_limits
+        worker_limits(bool(req.get("limit_memory")), os.getppid())
         import random
         random.seed()  # not the server's sequence
         sys.argv = ["kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)]
@@ -439,7 +439,7 @@ def socket_dir() -> Optional[str]:
 
 def server_key(backend: str, owner: int, env: Dict[str, str]) -> str:
     """One server per harness version, Python, backend, owner and import environment."""
-    from .__main__ import content_version
+    from .version import content_version
     h = hashlib.sha256()
     for part in (content_version(), sys.executable, backend, str(owner)):
         h.update(part.encode() + b"\0")
