@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Public Triton kernels for tests and benchmarks, fetched at pinned commits into the ignored folder .external/
+# (their code is never committed here). Each file comes from a local mirror when KERNELEVOLVE_MIRRORS names a
+# folder holding <owner>+<name>/repo (a bare git directory), else from GitHub (one shallow fetch of the commit).
+# Where a package's __init__ or helper module imports far more than the kernels need (model patching,
+# bitsandbytes, transformers), a minimal stand-in is written here, at extraction time; the kernel files
+# themselves are kept as published, except unsloth's relative import, which is made absolute.
+# The specs in scripts/public-kernels/*/spec.py point into the folders made here.
+# Usage: [KERNELEVOLVE_MIRRORS=DIR] bash scripts/external-kernels.sh [DEST]   (DEST defaults to .external)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DEST=${1:-.external}
+mkdir -p "$DEST"
+DEST=$(cd "$DEST" && pwd)
+
+LIGER_REPO=linkedin/Liger-Kernel
+LIGER_COMMIT=ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c
+LIGER_FILES=(
+  src/liger_kernel/utils.py
+  src/liger_kernel/ops/utils.py
+  src/liger_kernel/ops/rms_norm.py
+  src/liger_kernel/ops/layer_norm.py
+  src/liger_kernel/ops/softmax.py
+  src/liger_kernel/ops/swiglu.py
+  src/liger_kernel/ops/geglu.py
+  LICENSE
+)
+UNSLOTH_REPO=unslothai/unsloth
+UNSLOTH_COMMIT=015bdef0d94a241bcd94eec7a405b1700632180d
+UNSLOTH_FILES=(
+  unsloth/kernels/rms_layernorm.py
+  unsloth/kernels/utils.py
+  LICENSE
+)
+
+# A git directory holding COMMIT of REPO: the local mirror, or a bare repository under $DEST/.git-cache
+# filled by one shallow fetch from GitHub.
+git_dir() {
+  local repo=$1 commit=$2
+  local mirror=${KERNELEVOLVE_MIRRORS:-}/${repo/\//+}/repo
+  if [ -n "${KERNELEVOLVE_MIRRORS:-}" ] && git --git-dir="$mirror" cat-file -e "$commit^{commit}" 2>/dev/null; then
+    echo "$mirror"
+    return
+  fi
+  [ -z "${KERNELEVOLVE_MIRRORS:-}" ] || echo "note: $mirror lacks $commit; fetching $repo from GitHub" >&2
+  local cache=$DEST/.git-cache/${repo/\//+}.git
+  if ! git --git-dir="$cache" cat-file -e "$commit^{commit}" 2>/dev/null; then
+    git init -q --bare "$cache"
+    if ! git --git-dir="$cache" fetch -q --depth 1 "https://github.com/$repo.git" "$commit"; then
+      echo "Cannot fetch $repo at $commit from GitHub; give a folder of mirrors with KERNELEVOLVE_MIRRORS=DIR" \
+           "(DIR/${repo/\//+}/repo a git directory holding that commit)." >&2
+      exit 1
+    fi
+  fi
+  echo "$cache"
+}
+
+# extract REPO COMMIT TARGET FILES...: each file at COMMIT into $DEST/TARGET/<its path>
+extract() {
+  local repo=$1 commit=$2 target=$3
+  shift 3
+  local gd
+  gd=$(git_dir "$repo" "$commit")
+  for f in "$@"; do
+    mkdir -p "$DEST/$target/$(dirname "$f")"
+    git --git-dir="$gd" show "$commit:$f" > "$DEST/$target/$f"
+  done
+  printf '%s %s\n' "$repo" "$commit" > "$DEST/$target/PINNED"
+}
+
+extract "$LIGER_REPO" "$LIGER_COMMIT" Liger-Kernel "${LIGER_FILES[@]}"
+# liger_kernel/__init__.py and liger_kernel/ops/__init__.py import every operator and every backend
+# (CuTe DSL, Ascend, transformers patches); the kernels import their modules directly, so empty packages do.
+: > "$DEST/Liger-Kernel/src/liger_kernel/__init__.py"
+: > "$DEST/Liger-Kernel/src/liger_kernel/ops/__init__.py"
+
+extract "$UNSLOTH_REPO" "$UNSLOTH_COMMIT" unsloth "${UNSLOTH_FILES[@]}"
+# unsloth.kernels.utils pulls in bitsandbytes, unsloth_zoo and the device probes of the whole package, and
+# rms_layernorm.py ends with transformers model patching. The kernel module keeps its kernels and launchers
+# (everything before the patching), imports calculate_settings absolutely from a module made of the published
+# function itself (cut out of utils.py by its syntax tree), and torch_gpu_device is torch.cuda.device as
+# utils.py sets it on CUDA.
+python3 - "$DEST/unsloth/unsloth/kernels" <<'PY'
+import ast, os, sys
+folder = sys.argv[1]
+utils = open(os.path.join(folder, "utils.py"), encoding="utf-8").read()
+tree = ast.parse(utils)
+fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "calculate_settings")
+lines = utils.splitlines()
+settings = "\n".join(lines[fn.lineno - 1:fn.end_lineno])
+with open(os.path.join(folder, "unsloth_kernel_settings.py"), "w", encoding="utf-8") as f:
+    f.write("# calculate_settings as published in unsloth/kernels/utils.py (extracted by scripts/external-kernels.sh)\n"
+            "import torch\nimport triton\n\nMAX_FUSED_SIZE: int = 65536\nnext_power_of_2 = triton.next_power_of_2\n"
+            "torch_gpu_device = torch.cuda.device\n\n\n" + settings + "\n")
+path = os.path.join(folder, "rms_layernorm.py")
+text = open(path, encoding="utf-8").read()
+relative = "from .utils import calculate_settings, torch_gpu_device"
+if relative not in text:
+    sys.exit(f"{path}: the import line changed ({relative!r} not found); update scripts/external-kernels.sh.")
+text = text.replace(relative, "from unsloth_kernel_settings import calculate_settings, torch_gpu_device")
+cut = text.find("from transformers")
+if cut > 0:
+    text = text[:cut].rstrip() + "\n"
+ast.parse(text)
+with open(path, "w", encoding="utf-8") as f:
+    f.write(text)
+os.remove(os.path.join(folder, "utils.py"))
+PY
+
+# packaging (Version) is imported by liger_kernel.ops.utils; a bare GPU box may lack it. This stand-in is found
+# only when the real one is missing (the specs put $DEST/fallback last on sys.path).
+mkdir -p "$DEST/fallback/packaging"
+: > "$DEST/fallback/packaging/__init__.py"
+cat > "$DEST/fallback/packaging/version.py" <<'PY'
+# Stand-in for packaging.version.Version: release numbers compared as integer tuples (local and pre-release
+# tags ignored), which is all liger_kernel's version checks need.
+import re
+
+
+class Version:
+    def __init__(self, text):
+        self.release = tuple(int(p) for p in re.findall(r"\d+", str(text).split("+")[0])[:3])
+
+    def _cmp(self, other):
+        a, b = self.release, other.release
+        n = max(len(a), len(b))
+        a, b = a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
+        return (a > b) - (a < b)
+
+    def __lt__(self, other): return self._cmp(other) < 0
+    def __le__(self, other): return self._cmp(other) <= 0
+    def __gt__(self, other): return self._cmp(other) > 0
+    def __ge__(self, other): return self._cmp(other) >= 0
+    def __eq__(self, other): return self._cmp(other) == 0
+PY
+
+for f in "$DEST"/Liger-Kernel/src/liger_kernel/ops/*.py "$DEST"/unsloth/unsloth/kernels/*.py; do
+  python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f"
+done
+echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}"

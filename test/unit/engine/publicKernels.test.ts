@@ -1,0 +1,85 @@
+// The public Triton kernels' specs (scripts/public-kernels/*/spec.py) are read as the engine and the harness
+// read them, on this machine without a GPU: the sources are fetched by scripts/external-kernels.sh (a local
+// mirror folder when KERNELEVOLVE_MIRRORS names one, else GitHub), the header resolves, the launcher each spec
+// calls exists in the source, the harness's static check accepts the source against itself, and the shapes
+// are plain data with odd sizes among them.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadSpec } from '../../../src/engine/spec';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const SPECS_DIR = path.join(ROOT, 'scripts/public-kernels');
+const specs = fs.readdirSync(SPECS_DIR).filter((d) => fs.existsSync(path.join(SPECS_DIR, d, 'spec.py'))).sort();
+
+/** What Python's own parser and the harness say about one spec and its source. */
+function pythonFacts(specPath: string): {
+  header: { backend: string; source: string; kernel: string };
+  shapes: Array<Record<string, unknown>>;
+  functions: string[];
+  launchCalls: string[];
+  sourceFunctions: string[];
+  staticCheck: string | null;
+} {
+  const program = String.raw`
+import ast, json, sys
+from kernelevolve_harness.spec import read_header
+from kernelevolve_harness import static_py
+h = read_header(sys.argv[1])
+tree = ast.parse(open(sys.argv[1]).read())
+shapes = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "SHAPES")
+functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+launch = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "launch")
+calls = sorted({c.func.attr for c in ast.walk(launch) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and getattr(c.func.value, "id", "") == "k"}
+               | {c.value.attr for c in ast.walk(launch) if isinstance(c, ast.Attribute) and isinstance(c.value, ast.Attribute) and getattr(c.value.value, "id", "") == "k"})
+src = open(h.source).read()
+stree = ast.parse(src)
+source_functions = [n.name for n in ast.walk(stree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+print(json.dumps({"header": {"backend": h.backend, "source": h.source, "kernel": h.kernel}, "shapes": shapes,
+                  "functions": functions, "launchCalls": calls, "sourceFunctions": source_functions,
+                  "staticCheck": static_py.check(src, src)}))
+`;
+  const out = execFileSync('python3', ['-c', program, specPath], { env: { ...process.env, PYTHONPATH: path.join(ROOT, 'harness') }, encoding: 'utf8' });
+  return JSON.parse(out);
+}
+
+describe('public Triton kernels (specs outside the repository)', () => {
+  beforeAll(() => {
+    // the sources are fetched once; the script is idempotent and pinned, so a present copy is the same files
+    const missing = specs.some((d) => {
+      const text = fs.readFileSync(path.join(SPECS_DIR, d, 'spec.py'), 'utf8');
+      return !fs.existsSync(path.resolve(SPECS_DIR, d, /^SOURCE\s*=\s*"(.+)"/m.exec(text)![1]));
+    });
+    if (missing) execFileSync('bash', [path.join(ROOT, 'scripts/external-kernels.sh')], { stdio: 'inherit' });
+  }, 180_000);
+
+  it('has at least three kernels, from more than one project', () => {
+    expect(specs.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(specs.map((s) => s.split('_')[0])).size).toBeGreaterThanOrEqual(2);
+  });
+
+  for (const name of specs) {
+    it(`${name}: the spec reads, its launcher exists and the source passes the static check`, async () => {
+      const specPath = path.join(SPECS_DIR, name, 'spec.py');
+      const spec = await loadSpec(specPath);
+      expect(spec.backend).toBe('triton');
+      expect(spec.sourcePath.startsWith(path.join(ROOT, '.external') + path.sep)).toBe(true);
+      const facts = pythonFacts(specPath);
+      expect(facts.header.source).toBe(spec.sourcePath);
+      expect(facts.header.kernel).toBe(spec.kernel);
+      expect(facts.sourceFunctions).toContain(spec.kernel);
+      expect(facts.functions).toEqual(expect.arrayContaining(['inputs', 'launch', 'reference']));
+      expect(facts.launchCalls.length).toBeGreaterThan(0);
+      for (const called of facts.launchCalls) expect(facts.sourceFunctions).toContain(called);
+      expect(facts.staticCheck).toBeNull();
+      // several realistic shapes, at least one of them not a power of two
+      expect(facts.shapes.length).toBeGreaterThanOrEqual(3);
+      const odd = facts.shapes.some((s) => Object.values(s).some((v) => typeof v === 'number' && (v & (v - 1)) !== 0));
+      expect(odd).toBe(true);
+      // the launch parameters are computed in the source, which is what these kernels are here to exercise
+      const source = fs.readFileSync(spec.sourcePath, 'utf8');
+      expect(source).toMatch(/BLOCK_SIZE\s*,\s*num_warps\s*=\s*calculate_settings\(/);
+    });
+  }
+});
