@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadSpec, SpecError } from '../engine/spec';
-import type { Verdict } from '../engine/verdict';
+import type { Verdict } from '../contract/verdict';
 import { createHosts, loadConfig } from '../remote/hostConfig';
 import '../remote/hosts';
 import { CliError, EXIT } from './cliError';

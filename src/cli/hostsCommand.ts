@@ -1,6 +1,6 @@
 // `kernelevolve hosts [--config FILE] [--check]`: the configured hosts, and with --check what each one has.
 import { parseArgs } from 'node:util';
-import type { HostCheck } from '../remote/host';
+import type { HostCheck } from '../contract/hardware';
 import type { HostConfig } from '../remote/hostConfig';
 import { createHosts, loadConfig } from '../remote/hostConfig';
 import '../remote/hosts';

@@ -1,6 +1,6 @@
 // The `kernelevolve` command: the same engine and hosts as the extension, without the editor.
 import { SpecError } from '../engine/spec';
-import { ConfigError } from '../remote/hostConfig';
+import { ConfigError } from '../contract/config';
 import { CliError, EXIT } from './cliError';
 import { evaluateCommand, EVALUATE_USAGE } from './evaluateCommand';
 

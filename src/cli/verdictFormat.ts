@@ -1,5 +1,5 @@
 // A verdict as a person reads it in a terminal.
-import type { Verdict } from '../engine/verdict';
+import type { Verdict } from '../contract/verdict';
 
 function ms(x: number | undefined): string {
   if (x === undefined || !Number.isFinite(x)) return '-';

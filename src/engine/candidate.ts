@@ -1,6 +1,6 @@
 // A candidate is one whole source file proposed for the kernel; a run is a graph of candidates.
-import type { Placement } from '../remote/host';
-import type { Verdict } from './verdict';
+import type { Placement } from '../contract/job';
+import type { Verdict } from '../contract/verdict';
 
 export type CandidateState = 'proposed' | 'queued' | 'evaluating' | 'done';
 

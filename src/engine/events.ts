@@ -1,7 +1,7 @@
 // The engine's typed events. The CLI, the editor and the run store only render / persist these.
 import type { Candidate } from './candidate';
 import type { InvalidProposal } from './operator';
-import type { Verdict } from './verdict';
+import type { Verdict } from '../contract/verdict';
 
 export type TerminationReason = 'budget' | 'time' | 'plateau' | 'target' | 'stopped' | 'exhausted' | 'error';
 

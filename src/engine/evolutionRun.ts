@@ -4,8 +4,7 @@
 // sources (by normalized hash) are judged once. Every change is an EngineEvent; the run store, the CLI and
 // the editor only listen.
 import * as path from 'node:path';
-import type { EvaluationJob } from '../remote/host';
-import type { PoolJobOptions, PoolVerdict } from '../remote/hostPool';
+import type { EvaluationJob, Evaluator } from '../contract/job';
 import type { Candidate } from './candidate';
 import type { EngineEvent, EngineEventListener, RunSummary, TerminationReason } from './events';
 import type { Operator, ProposalBatch, ProposalContext } from './operator';
@@ -14,14 +13,7 @@ import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
 import type { KernelSpec } from './spec';
 import { estimateRemainingS, SIGNIFICANT_GAIN, terminationReason, type TerminationLimits } from './termination';
 import { RunReference, scoreOf } from './runReference';
-import { fitness } from './verdict';
-
-/** What judges candidates: a HostPool, or anything with the same shape. */
-export interface Evaluator {
-  readonly totalSlots: number;
-  readonly hardware?: string;
-  evaluate(job: EvaluationJob, opts?: PoolJobOptions): Promise<PoolVerdict>;
-}
+import { fitness } from './fitness';
 
 export interface EvolutionOptions {
   runId: string;

@@ -5,7 +5,8 @@
 // Ranking by this score is ranking by the candidate's own times (the reference is common to all), so a
 // candidate never wins on a slow baseline measurement.
 import type { Candidate } from './candidate';
-import { fitness, type Verdict } from './verdict';
+import type { Verdict } from '../contract/verdict';
+import { fitness } from './fitness';
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);

@@ -10,11 +10,12 @@
 // before anything else reflects it, so a killed run loses at most the evaluation that was running.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { HostSummary } from '../contract/hardware';
 import type { Candidate } from './candidate';
 import type { EngineEvent, EngineEventListener, TerminationReason } from './events';
 import type { InvalidProposal } from './operator';
 import type { KernelSpec } from './spec';
-import type { Verdict } from './verdict';
+import type { Verdict } from '../contract/verdict';
 
 export const RUN_FORMAT = 1;
 
@@ -57,7 +58,7 @@ export interface RunRecord {
   spec: KernelSpec;
   /** The options the run was started with (the CLI's flags); a resume reuses them. */
   options: Record<string, unknown>;
-  hosts: Array<{ name: string; slots: number; hardware?: string }>;
+  hosts: HostSummary[];
   best?: { id: string; speedup: number; operator: string; status: string };
   baseline?: { status: string; speedup?: number; reason: string };
   counters: RunCounters;

@@ -2,7 +2,7 @@
 // compile and profile sections (whatever backend wrote them), the diff against the baseline coloured.
 import * as path from 'node:path';
 import type { Candidate } from '../engine/candidate';
-import type { Verdict } from '../engine/verdict';
+import type { Verdict } from '../contract/verdict';
 import type { CandidateDetails, ProfileFacts } from '../protocol';
 import { highlightedDiff } from './diffHighlighter';
 import { confirmationOf } from './runState';

@@ -1,7 +1,7 @@
 // A candidate's profile as a markdown report in an editor tab: verdict, timings per shape, compile stats,
 // the profile (registers, spills, shared memory, occupancy, roofline position) and the rationale.
 import type { Candidate } from '../engine/candidate';
-import type { Verdict } from '../engine/verdict';
+import type { Verdict } from '../contract/verdict';
 import { compileStats, profileFacts } from './candidateView';
 
 function table(rows: [string, string][]): string {

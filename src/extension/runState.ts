@@ -5,7 +5,7 @@ import type { Candidate } from '../engine/candidate';
 import type { EngineEvent } from '../engine/events';
 import { scoreOf } from '../engine/runReference';
 import type { CandidateRow, RunDelta, RunHeader, RunStatus, RunView } from '../protocol';
-import { applyDelta, rowIndex } from '../webview/runModel';
+import { applyDelta, rowIndex } from '../runModel';
 
 /** A leader's confirmation: none yet, kept its place (confirmed), or not ok when judged again (lost). */
 export function confirmationOf(c: Candidate): CandidateRow['confirmation'] {

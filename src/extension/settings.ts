@@ -1,7 +1,8 @@
 // The extension's settings (kernelEvolve.*) as the engine's config: hosts validated with the same
 // validateConfig as the CLI's --config file, so both report the same problems in the same words.
 import * as vscode from 'vscode';
-import { ConfigError, validateConfig, type KernelEvolveConfig } from '../remote/hostConfig';
+import { ConfigError } from '../contract/config';
+import { validateConfig, type KernelEvolveConfig } from '../remote/hostConfig';
 
 export interface EvolveSettings {
   config: KernelEvolveConfig;

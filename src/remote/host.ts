@@ -1,41 +1,7 @@
-// A host evaluates candidates: the local machine, an SSH machine, a Slurm partition. The engine sees only
-// this interface; src/remote implements it without importing vscode.
-import type { Verdict } from '../engine/verdict';
-
-export interface EvaluationJob {
-  /** Unique per evaluation (the candidate id, or a fresh id for one-off evaluations). */
-  id: string;
-  /** Absolute local path of the spec file. */
-  specPath: string;
-  /** Absolute local path of the baseline source (the spec's SOURCE unless overridden). */
-  baselinePath: string;
-  /** The candidate's whole source file. */
-  candidateSource: string;
-  /** File name to give the candidate (keeps the extension: .py, .cu, .cpp). */
-  candidateFileName: string;
-  /** Ask the harness for `--profile`. */
-  profile?: boolean;
-  /** Upper bound for the whole evaluation, seconds (the harness has its own per-stage timeouts). */
-  timeoutS?: number;
-}
-
-/** Where a job actually ran, for the run store and the UI. */
-export interface Placement {
-  host: string;
-  /** Device ordinal(s) the job was given (CUDA_VISIBLE_DEVICES), when the host has devices. */
-  device?: string;
-  /** Scheduler job id and node, for Slurm. */
-  jobId?: string;
-  node?: string;
-}
-
-export interface HostCheck {
-  host: string;
-  reachable: boolean;
-  /** Free-form facts for the table: python, compiler, gpu, torch, triton, ... */
-  facts: Record<string, string>;
-  error?: string;
-}
+// A host evaluates candidates: the local machine, an SSH machine, a Slurm partition. The HostPool drives
+// hosts and is the engine's Evaluator (src/contract/job.ts); src/remote implements hosts without importing vscode.
+import type { EvaluationJob, PoolVerdict } from '../contract/job';
+import type { HostCheck } from '../contract/hardware';
 
 /** News from a host about its own machinery (scheduler jobs started, ended, requeues), for progress output. */
 export type HostLogListener = (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -47,7 +13,7 @@ export interface Host {
   /** e.g. `nvidia-h100`, `nvidia-h200`, `cpu-x86`; picks the knowledge notes. */
   readonly hardware?: string;
   /** Judges one candidate; resolves with a verdict (never rejects for the candidate's faults). */
-  evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<Verdict & { placement?: Placement }>;
+  evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<PoolVerdict>;
   check(): Promise<HostCheck>;
   dispose(): Promise<void>;
   /**

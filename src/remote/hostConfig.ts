@@ -1,6 +1,7 @@
 // The config (docs/remote.md) (`--config FILE`, and what the extension's settings hold): hosts and the LLM.
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
+import { ConfigError, type LlmConfig } from '../contract/config';
 import type { Host } from './host';
 import { LocalHost } from './localHost';
 
@@ -56,31 +57,10 @@ export interface SlurmHostConfig {
 
 export type HostConfig = LocalHostConfig | SshHostConfig | SlurmHostConfig;
 
-export interface LlmConfig {
-  model?: string;
-  baseURL?: string;
-  maxConcurrency?: number;
-  timeoutS?: number;
-  /** Stream answers (default true); some gateways only do plain responses. */
-  stream?: boolean;
-  maxRetries?: number;
-  temperature?: number;
-  maxTokens?: number;
-  /** USD per million tokens, by model name prefix, over the built-in table (src/engine/llm/usage.ts). */
-  prices?: Record<string, { inputPerMTok: number; outputPerMTok: number }>;
-}
-
 export interface KernelEvolveConfig {
   hosts: HostConfig[];
   llm?: LlmConfig;
   knowledge?: string[];
-}
-
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
 }
 
 export const DEFAULT_CONFIG: KernelEvolveConfig = { hosts: [{ name: 'local', type: 'local' }] };

@@ -1,16 +1,8 @@
 // A pool of hosts with a job queue: each host runs up to `slots` evaluations at once. A job whose host fails
 // (HostUnavailableError) goes back to the front of the queue and runs on another host, or on the same one
 // once it recovers; it is never lost. Each job may have a timeout, and every job can be cancelled.
-import type { Verdict } from '../engine/verdict';
-import { HostUnavailableError, type EvaluationJob, type Host, type Placement } from './host';
-
-export type PoolVerdict = Verdict & { placement?: Placement };
-
-export interface PoolJobOptions {
-  signal?: AbortSignal;
-  /** Called when a host takes the job (again, if it is requeued). */
-  onStart?: (host: string) => void;
-}
+import type { EvaluationJob, Evaluator, PoolJobOptions, PoolVerdict } from '../contract/job';
+import { HostUnavailableError, type Host } from './host';
 
 export interface HostPoolOptions {
   /** How long a failed host rests before it gets jobs again, ms (doubles on each failure in a row). */
@@ -39,7 +31,7 @@ interface QueuedJob {
   enqueuedAt: number;
 }
 
-export class HostPool {
+export class HostPool implements Evaluator {
   private readonly states: HostState[];
   private readonly queue: QueuedJob[] = [];
   private wakeTimer?: NodeJS.Timeout;

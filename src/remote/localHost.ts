@@ -4,10 +4,12 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SpecError } from '../engine/spec';
-import type { Verdict } from '../engine/verdict';
-import { isVerdict } from '../engine/verdict';
+import type { Verdict } from '../contract/verdict';
+import { isVerdict } from '../contract/verdict';
 import { harnessDir } from './harnessLocation';
-import type { EvaluationJob, Host, HostCheck } from './host';
+import type { HostCheck } from '../contract/hardware';
+import type { EvaluationJob } from '../contract/job';
+import type { Host } from './host';
 
 export interface LocalHostOptions {
   name?: string;

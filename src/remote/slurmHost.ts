@@ -3,9 +3,11 @@
 // each candidate into a queue folder on the shared filesystem, starts worker jobs on demand (at most
 // maxJobs), polls for verdicts, requeues what a vanished worker held, and scancels every job at the end.
 import { randomBytes } from 'node:crypto';
-import type { Verdict } from '../engine/verdict';
+import type { Verdict } from '../contract/verdict';
 import { harnessDir } from './harnessLocation';
-import type { EvaluationJob, Host, HostCheck, HostLogListener, Placement } from './host';
+import type { HostCheck } from '../contract/hardware';
+import type { EvaluationJob, Placement } from '../contract/job';
+import type { Host, HostLogListener } from './host';
 import { HostUnavailableError } from './host';
 import type { SlurmHostConfig } from './hostConfig';
 import { gpusFromGres, parseSacctmgrLimits, parseSinfo, SACCTMGR_FIELDS, SINFO_FORMAT, workerScript } from './slurmCommands';

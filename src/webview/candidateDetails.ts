@@ -3,7 +3,7 @@
 // by the host (shiki tokens with light and dark colours; the theme picks one through CSS variables).
 import type { CandidateDetails, DiffLine } from '../protocol';
 import { clear, h } from './dom';
-import { formatSpeedup } from './runModel';
+import { formatSpeedup } from '../runModel';
 
 export interface DetailActions {
   preview(id: string): void;

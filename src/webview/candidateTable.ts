@@ -2,7 +2,7 @@
 // candidates scrolls and updates as fast as one of ten. Updates re-render the visible window only.
 import type { CandidateRow } from '../protocol';
 import { h } from './dom';
-import { formatSpeedup, sortRows, visibleWindow, type SortKey } from './runModel';
+import { formatSpeedup, sortRows, visibleWindow, type SortKey } from '../runModel';
 
 export const ROW_HEIGHT = 22;
 

@@ -2,7 +2,7 @@
 // runs show the ancestry of the selected candidate and the top of each level, not every leaf.
 import type { CandidateRow } from '../protocol';
 import { clear, h } from './dom';
-import { ancestry, formatSpeedup, lineage, type LineageNode } from './runModel';
+import { ancestry, formatSpeedup, lineage, type LineageNode } from '../runModel';
 
 const CHILDREN_SHOWN = 6;
 

@@ -10,7 +10,7 @@ import { renderDetails } from './candidateDetails';
 import { clear, h } from './dom';
 import { LineageTree } from './lineageTree';
 import type { PanelClient } from './panelClient';
-import { applyDelta, formatSpeedup, rowIndex } from './runModel';
+import { applyDelta, formatSpeedup, rowIndex } from '../runModel';
 import { SpeedupChart } from './speedupChart';
 
 export class PanelApp {

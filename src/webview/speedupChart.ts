@@ -1,7 +1,7 @@
 // Best speedup so far over the run's time: an inline SVG step line (no chart library in the bundle).
 import type { BestPoint } from '../protocol';
 import { clear, s } from './dom';
-import { chartGeometry } from './runModel';
+import { chartGeometry } from '../runModel';
 
 const W = 300;
 const H = 120;

@@ -7,7 +7,7 @@ import { createLlmOperator } from '../../src/engine/llm/llmOperator';
 import type { ProposalContext } from '../../src/engine/operator';
 import { languageOf, sourceHash } from '../../src/engine/sourceText';
 import { loadSpec, type KernelSpec } from '../../src/engine/spec';
-import type { Verdict } from '../../src/engine/verdict';
+import type { Verdict } from '../../src/contract/verdict';
 import { ScriptedLlmServer } from '../support/scriptedLlmServer';
 
 let spec: KernelSpec;

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EvaluationJob } from '../../src/remote/host';
+import type { EvaluationJob } from '../../src/contract/job';
 import { SlurmHost } from '../../src/remote/slurmHost';
 import { startSlurm, type SlurmCluster } from '../support/slurm';
 import { pythonWithNumpy } from '../support/sshd';

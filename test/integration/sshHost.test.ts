@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSpec } from '../../src/engine/spec';
-import type { EvaluationJob } from '../../src/remote/host';
+import type { EvaluationJob } from '../../src/contract/job';
 import { HostUnavailableError } from '../../src/remote/host';
 import type { SshHostConfig } from '../../src/remote/hostConfig';
 import { HostPool } from '../../src/remote/hostPool';

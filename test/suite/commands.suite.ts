@@ -4,8 +4,8 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { HostCheck } from '../../src/remote/host';
-import type { Verdict } from '../../src/engine/verdict';
+import type { HostCheck } from '../../src/contract/hardware';
+import type { Verdict } from '../../src/contract/verdict';
 import { workspaceDir } from './extensionApi';
 
 suite('Host commands', () => {

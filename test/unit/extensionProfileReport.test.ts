@@ -1,6 +1,6 @@
 // The profile facts the panel and the report show, read from verdicts as the harness writes them.
 import { describe, expect, it } from 'vitest';
-import type { Verdict } from '../../src/engine/verdict';
+import type { Verdict } from '../../src/contract/verdict';
 import { profileFacts } from '../../src/extension/candidateView';
 import { profileReportMarkdown } from '../../src/extension/profileReport';
 

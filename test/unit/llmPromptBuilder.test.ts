@@ -4,7 +4,7 @@ import type { Candidate } from '../../src/engine/candidate';
 import { KnowledgeBase } from '../../src/engine/llm/knowledgeBase';
 import { buildPrompt, chooseMode, clipLog, failedStrategies, specExcerpt, type PromptInputs } from '../../src/engine/llm/promptBuilder';
 import type { KernelSpec } from '../../src/engine/spec';
-import type { Verdict } from '../../src/engine/verdict';
+import type { Verdict } from '../../src/contract/verdict';
 
 const SOURCE = '#include <cstddef>\nextern "C" void scale(const float* x, float* y, size_t n) {\n  for (size_t i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n}\n';
 const SPEC_TEXT = 'BACKEND = "cpp"\nSOURCE = "scale.cpp"\nKERNEL = "scale"\nSHAPES = [{"n": 1000}, {"n": 4097}]\n\ndef inputs(shape, seed):\n    x = np.random.default_rng(seed).standard_normal(shape["n"]).astype(np.float32)\n    return x, np.empty_like(x)\n\ndef launch(k, x, y):\n    k.scale(x, y, x.size)\n    return y\n';

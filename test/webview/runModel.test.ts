@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CandidateRow, RunView } from '../../src/protocol';
-import { ancestry, applyDelta, chartGeometry, lineage, sortRows, visibleWindow } from '../../src/webview/runModel';
+import { ancestry, applyDelta, chartGeometry, lineage, sortRows, visibleWindow } from '../../src/runModel';
 
 const r = (id: string, parents: string[], speedup?: number, status = 'ok'): CandidateRow => ({ id, parents, operator: 'tune', state: 'done', status, speedup, proposedAt: 0 });
 

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RunStore } from '../runStore';
 import type { KernelSpec } from '../spec';
-import { fitness } from '../verdict';
+import { fitness } from '../fitness';
 
 export interface PastWin {
   runId: string;

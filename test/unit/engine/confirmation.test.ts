@@ -6,13 +6,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EngineEvent } from '../../../src/engine/events';
-import { EvolutionRun, type Evaluator } from '../../../src/engine/evolutionRun';
+import { EvolutionRun } from '../../../src/engine/evolutionRun';
 import type { Operator, ProposalBatch } from '../../../src/engine/operator';
 import { RunStore } from '../../../src/engine/runStore';
 import { scoreOf } from '../../../src/engine/runReference';
 import type { KernelSpec } from '../../../src/engine/spec';
-import type { EvaluationJob } from '../../../src/remote/host';
-import type { PoolVerdict } from '../../../src/remote/hostPool';
+import type { EvaluationJob, Evaluator, PoolVerdict } from '../../../src/contract/job';
 
 const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'cpp', sourcePath: '/x/k.cpp', kernel: 'k' };
 const BASE = 'int k() { return 0; }\n';

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Verdict } from '../../../src/engine/verdict';
-import { HostUnavailableError, type EvaluationJob, type Host, type HostCheck } from '../../../src/remote/host';
+import type { Verdict } from '../../../src/contract/verdict';
+import type { HostCheck } from '../../../src/contract/hardware';
+import type { EvaluationJob } from '../../../src/contract/job';
+import { HostUnavailableError, type Host } from '../../../src/remote/host';
 import { HostPool } from '../../../src/remote/hostPool';
 
 /** A host whose behaviour the test scripts: how long a job takes, and when the host itself fails. */

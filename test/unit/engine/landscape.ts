@@ -1,8 +1,6 @@
 // A deterministic stand-in for timing: speedups computed from a kernel's knob values, so search tests are exact.
-import type { Evaluator } from '../../../src/engine/evolutionRun';
+import type { EvaluationJob, Evaluator, PoolJobOptions, PoolVerdict } from '../../../src/contract/job';
 import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/knobs';
-import type { EvaluationJob } from '../../../src/remote/host';
-import type { PoolJobOptions, PoolVerdict } from '../../../src/remote/hostPool';
 
 export const MATMUL = `#include <algorithm>
 constexpr int BLOCK_M = 64;

@@ -3,8 +3,8 @@ import { EvolutionRun } from '../../../src/engine/evolutionRun';
 import type { Operator, ProposalBatch, ProposalContext } from '../../../src/engine/operator';
 import { RunReference, scoreOf } from '../../../src/engine/runReference';
 import type { KernelSpec } from '../../../src/engine/spec';
-import type { Verdict } from '../../../src/engine/verdict';
-import type { EvaluationJob } from '../../../src/remote/host';
+import type { Verdict } from '../../../src/contract/verdict';
+import type { EvaluationJob } from '../../../src/contract/job';
 
 const shapeA = { n: 128 };
 const shapeB = { n: 1000 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Candidate } from '../../../src/engine/candidate';
 import { createPolicy, GreedyPolicy, IslandPolicy, UcbPolicy, type SelectionView } from '../../../src/engine/selection';
-import type { VerdictStatus } from '../../../src/engine/verdict';
+import type { VerdictStatus } from '../../../src/contract/verdict';
 
 function cand(id: string, parents: string[], speedup: number | VerdictStatus, mode?: string, operator = 'llm'): Candidate {
   const verdict = typeof speedup === 'number' ? { status: 'ok' as const, reason: '', speedup } : { status: speedup, reason: '' };

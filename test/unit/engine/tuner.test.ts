@@ -6,7 +6,7 @@ import { GreedyPolicy } from '../../../src/engine/selection';
 import { sourceHash } from '../../../src/engine/sourceText';
 import type { KernelSpec } from '../../../src/engine/spec';
 import { TuneOperator } from '../../../src/engine/tuneOperator';
-import { fitness } from '../../../src/engine/verdict';
+import { fitness } from '../../../src/engine/fitness';
 import { gridBest, LandscapeEvaluator, MATMUL, matmulLandscape } from './landscape';
 
 const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'cpp', sourcePath: '/x/matmul.cpp', kernel: 'matmul' };

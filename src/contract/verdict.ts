@@ -1,5 +1,5 @@
 // The harness's verdict on one candidate, exactly as `kernelevolve_harness evaluate --json` prints it
-// (the contract in docs/harness.md). Everything that reads verdicts reads this type.
+// (the contract in docs/harness.md). Everything that reads verdicts reads this type; it imports nothing.
 
 export const VERDICT_STATUSES = [
   'ok',
@@ -48,10 +48,4 @@ export function isVerdict(value: unknown): value is Verdict {
   const v = value as Record<string, unknown>;
   return typeof v.status === 'string' && (VERDICT_STATUSES as readonly string[]).includes(v.status)
     && typeof v.reason === 'string';
-}
-
-/** Fitness: the geometric-mean speedup, 0 unless the candidate is correct. */
-export function fitness(verdict: Verdict | undefined): number {
-  if (!verdict || verdict.status !== 'ok') return 0;
-  return typeof verdict.speedup === 'number' && Number.isFinite(verdict.speedup) ? verdict.speedup : 0;
 }

@@ -1,6 +1,6 @@
 // The side panel's state and the pure operations on it. The extension host keeps the same state (so a
 // re-shown or reloaded panel is replayed from it) and both sides apply the same deltas.
-import type { BestPoint, CandidateRow, RunDelta, RunView } from '../protocol';
+import type { BestPoint, CandidateRow, RunDelta, RunView } from './protocol';
 
 const LOG_KEEP = 200;
 

@@ -1,0 +1,47 @@
+// One evaluation as every layer sees it: the job the engine hands over, where it ran, and what came back.
+// The engine asks an Evaluator; src/remote's HostPool is one. Imports nothing but the verdict.
+import type { Verdict } from './verdict';
+
+export interface EvaluationJob {
+  /** Unique per evaluation (the candidate id, or a fresh id for one-off evaluations). */
+  id: string;
+  /** Absolute local path of the spec file. */
+  specPath: string;
+  /** Absolute local path of the baseline source (the spec's SOURCE unless overridden). */
+  baselinePath: string;
+  /** The candidate's whole source file. */
+  candidateSource: string;
+  /** File name to give the candidate (keeps the extension: .py, .cu, .cpp). */
+  candidateFileName: string;
+  /** Ask the harness for `--profile`. */
+  profile?: boolean;
+  /** Upper bound for the whole evaluation, seconds (the harness has its own per-stage timeouts). */
+  timeoutS?: number;
+}
+
+/** Where a job actually ran, for the run store and the UI. */
+export interface Placement {
+  host: string;
+  /** Device ordinal(s) the job was given (CUDA_VISIBLE_DEVICES), when the host has devices. */
+  device?: string;
+  /** Scheduler job id and node, for Slurm. */
+  jobId?: string;
+  node?: string;
+}
+
+/** A verdict with the place it was obtained. */
+export type PoolVerdict = Verdict & { placement?: Placement };
+
+export interface PoolJobOptions {
+  signal?: AbortSignal;
+  /** Called when a host takes the job (again, if it is requeued). */
+  onStart?: (host: string) => void;
+}
+
+/** What judges candidates: a HostPool, or anything with the same shape. */
+export interface Evaluator {
+  readonly totalSlots: number;
+  /** The hardware the jobs run on (e.g. `nvidia-h100`), for the knowledge notes. */
+  readonly hardware?: string;
+  evaluate(job: EvaluationJob, opts?: PoolJobOptions): Promise<PoolVerdict>;
+}
