@@ -71,7 +71,9 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
 
 
 def cmd_inspect(a: argparse.Namespace) -> int:
+    from .kernelbench import spec_for
     from .spec import import_spec, read_header, validate
+    a.spec = spec_for(a.spec)  # a KernelBench problem as the spec generated for it
     header = read_header(a.spec)
     info = validate(import_spec(a.spec), a.spec)
     out = {"backend": header.backend, "source": header.source, "kernel": header.kernel, "shapes": info.shapes,

@@ -14,7 +14,7 @@ import random
 import sys
 import time
 import traceback
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
@@ -422,7 +422,8 @@ class CandidateWorker(Worker):
                     for j in self.outputs:
                         A.poison(gargs[j])
                     self.send("calling", shape=i, seed=seed, rep=rep)
-                    if self.backend.name == "triton" and rep == 0 and seed == self.cfg["seeds"][0]:
+                    watched = self.backend.name == "triton" or hasattr(self.backend, "host_op_watch")
+                    if watched and rep == 0 and seed == self.cfg["seeds"][0]:
                         result = self.watched_call(i, args, gargs)
                     else:
                         result = self.spec.launch(self.kc, *gargs)
@@ -439,15 +440,22 @@ class CandidateWorker(Worker):
         """The candidate's call with its GPU torch operators recorded; those the baseline's launch does not
         also run are a library fallback written with operators."""
         from .op_watch import watch
-        base_args, _ = self.guarded_args(args)
-        before = self.cache_writes()
-        _, base_ops = watch(lambda: self.spec.launch(self.kb, *base_args))
-        self.backend.synchronize()
-        # what the baseline compiled here (none when the judge's copy of the reference's cache served it)
-        self.baseline_compiled += self.compiled_since(before)
+        library = "torch"
+        base_ops: Optional[Set[str]] = None
+        if hasattr(self.backend, "host_op_watch"):
+            # a KernelBench ModelNew: the baseline is the reference's operators, so none is allowed
+            watch, library = self.backend.host_op_watch()
+            base_ops = set()
+        else:
+            base_args, _ = self.guarded_args(args)
+            before = self.cache_writes()
+            _, base_ops = watch(lambda: self.spec.launch(self.kb, *base_args))
+            self.backend.synchronize()
+            # what the baseline compiled here (none when the judge's copy of the reference's cache served it)
+            self.baseline_compiled += self.compiled_since(before)
         result, ops = watch(lambda: self.spec.launch(self.kc, *gargs))
         if ops is not None and base_ops is not None and ops - base_ops:
-            self.send("fallback", shape=i, ops=sorted(ops - base_ops))
+            self.send("fallback", shape=i, ops=sorted(ops - base_ops), library=library)
         return result
 
     # --- timing ------------------------------------------------------------------------------------
@@ -748,7 +756,7 @@ class GpuTimer:
         # graphs of the same buffer sets share the copies their refills read, and the graph of refills alone
         self.refills: Dict[Tuple[int, ...], Tuple[Any, Any]] = {}
         # A ctypes launcher launches on the legacy default stream, which cannot be captured.
-        self.can_capture = w.backend.name == "triton"
+        self.can_capture = w.backend.name in ("triton", "model-cuda")
 
     def single(self, k: Any, args: List[Any]) -> float:
         torch = self.torch

@@ -525,6 +525,11 @@ class Judge:
                 self.current = (header["shape"], header["seed"])
                 continue
             if header["type"] == "fallback":
+                if header.get("library") == "numpy":
+                    raise Verdict("static_rejected", f"On shape {_shape_text(self.shapes[header['shape']])}, the "
+                                                     f"candidate's host code computes with "
+                                                     f"{', '.join(header['ops'][:5])}: a library fallback outside "
+                                                     f"the kernel.")
                 ops = ", ".join(f"torch {o}" for o in header["ops"][:5])
                 raise Verdict("static_rejected", f"On shape {_shape_text(self.shapes[header['shape']])}, the "
                                                  f"candidate's host code computes with {ops} on the GPU, which "
@@ -690,6 +695,10 @@ def _iqr(xs: List[float]) -> float:
 
 
 def evaluate(opts: Options) -> Dict[str, Any]:
+    from . import kernelbench
+    import dataclasses
+    kernelbench.require_problem_or_spec(opts.spec)
+    opts = dataclasses.replace(opts, spec=kernelbench.spec_for(opts.spec))  # a KernelBench problem as a spec
     try:
         return Judge(opts).run()
     except SharedReferenceLost:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Dict, List, Optional
 
-BACKENDS = ("cpp", "triton", "cuda")
+BACKENDS = ("cpp", "triton", "cuda", "model-cpu", "model-cuda")
 
 
 class SpecError(Exception):

@@ -14,6 +14,9 @@ def get_backend(name: str) -> Backend:
     if name == "cuda":
         from .cuda import CudaBackend
         return CudaBackend()
+    if name in ("model-cpu", "model-cuda"):  # ModelNew candidates of KernelBench-format problems
+        from .model import ModelBackend
+        return ModelBackend(name.split("-", 1)[1])
     raise ValueError(f"unknown backend {name!r}")
 
 
