@@ -55,15 +55,20 @@ class Worker:
         args = self.spec.inputs(dict(self.shapes[shape_index]), seed)
         args = list(args) if isinstance(args, (tuple, list)) else [args]
         if factor != 1.0:
+            # The scaling rule: float arrays (also inside lists, 0-dim ones included) that are not pure outputs
+            # are multiplied by the factor; every other value, float scalars included, is passed as inputs()
+            # drew it. The reference and the candidate's buffers (refill) apply the same rule to the same draw.
             for j, a in enumerate(args):
-                if A.is_array(a) and A.is_float(a) and j not in self.outputs:
-                    A.scale(a, factor)
+                if j not in self.outputs:
+                    for leaf in A.leaves(a):
+                        if A.is_float(leaf):
+                            A.scale(leaf, factor)
         return args
 
     def result_outputs(self, result: Any, args: List[Any]) -> List[Any]:
-        outs = A.as_output_list(result)
+        outs = [x for o in A.as_output_list(result) for x in (A.leaves(o) if isinstance(o, (list, tuple)) else [o])]
         if not outs:
-            outs = [args[j] for j in self.outputs + self.inplace if j < len(args)]
+            outs = [leaf for j in self.outputs + self.inplace if j < len(args) for leaf in A.leaves(args[j])]
         return outs
 
     def pack_outputs(self, outs: List[Any]) -> Tuple[List[Any], List[str]]:
@@ -85,7 +90,8 @@ class Worker:
         """Fingerprints of the array arguments that must come back unchanged (all of them with every=True);
         None for the rest, which the judge does not compare."""
         skip = set() if every else set(self.outputs) | set(self.inplace)
-        return [A.digest(a) if A.is_array(a) and j not in skip else None for j, a in enumerate(args)]
+        return [("|".join(A.digest(leaf) for leaf in A.leaves(a)) or None) if j not in skip else None
+                for j, a in enumerate(args)]
 
     def cache_writes(self) -> Dict[str, int]:
         """This process's Triton cache, file by file (backends.triton.cache_writes): what is written while the
@@ -159,8 +165,9 @@ class ReferenceWorker(Worker):
             args = self.make_inputs(0, 12345, 1.0)
         except Exception as e:
             raise SpecError(f"{where}: inputs({self.shapes[0]}, seed) failed: {type(e).__name__}: {e}.")
-        if not any(A.is_array(a) for a in args):
+        if not any(A.leaves(a) for a in args):
             raise SpecError(f"{where}: inputs() returned no arrays; it must return the kernel's arguments as a tuple.")
+        self.check_layout(where, args)
         before = self.arg_digests(args, every=True)
         try:
             result = self.spec.launch(self.kb, *args)
@@ -169,8 +176,8 @@ class ReferenceWorker(Worker):
             raise SpecError(f"{where}: launch() with the baseline failed: {type(e).__name__}: {e}.")
         outs = A.as_output_list(result)
         if info.outputs is None:
-            self.outputs = [j for j, a in enumerate(args) if A.is_array(a) and j not in self.inplace
-                            and any(A.is_array(o) and A.same_storage(a, o) for o in outs)]
+            self.outputs = [j for j, a in enumerate(args) if j not in self.inplace and any(
+                A.is_array(o) and A.same_storage(leaf, o) for leaf in A.leaves(a) for o in outs)]
         if not outs and not self.outputs and not self.inplace:
             raise SpecError(f"{where}: launch() returns nothing and the spec declares no OUTPUTS; "
                             f"return the output array(s) from launch, or set OUTPUTS = [index, ...].")
@@ -179,6 +186,17 @@ class ReferenceWorker(Worker):
             if b is not None and b != a and j not in self.outputs and j not in self.inplace:
                 raise SpecError(f"{where}: the baseline changes argument {j}, which is not in OUTPUTS or INPLACE; "
                                 f"add {j} to OUTPUTS (written only) or INPLACE (read and written).")
+
+    def check_layout(self, where: str, args: List[Any]) -> None:
+        """Every set of inputs of a shape must fit the same buffers: the timed calls move each one into buffers
+        made for the first (the values beside the arrays travel with their set)."""
+        try:
+            other = self.make_inputs(0, 12346, 1.0)
+        except Exception as e:
+            raise SpecError(f"{where}: inputs({self.shapes[0]}, seed) failed: {type(e).__name__}: {e}.")
+        if len(other) != len(args) or [A.layout(a) for a in args] != [A.layout(a) for a in other]:
+            raise SpecError(f"{where}: inputs() returned arrays of different count, shape or dtype for two seeds of "
+                            f"shape {self.shapes[0]}; let the seed change only the values.")
 
     def compile_every_shape(self) -> None:
         """Calls the baseline once on every shape, so Triton compiles each of its specializations here, in the
@@ -198,11 +216,12 @@ class ReferenceWorker(Worker):
         args = self.make_inputs(i, seed, factor)
         digests = self.arg_digests(args)
         if self.spec_has_reference():
-            result = self.spec.reference(*[A.clone(a) if A.is_array(a) else a for a in args])
+            result = self.spec.reference(*[A.rebuild(a, A.clone) for a in args])
             outs = A.as_output_list(result)
         else:
             for j in self.outputs:
-                A.poison(args[j])
+                for leaf in A.leaves(args[j]):
+                    A.poison(leaf)
             result = self.spec.launch(self.kb, *args)
             self.backend.synchronize()
             outs = self.result_outputs(result, args)
@@ -393,25 +412,31 @@ class CandidateWorker(Worker):
         return None
 
     # --- one guarded call ----------------------------------------------------------------------------
-    def guarded_args(self, args: List[Any]) -> Tuple[List[Any], List[Optional[A.Guard]]]:
-        out, guards = [], []
+    def guarded_args(self, args: List[Any]) -> Tuple[List[Any], List[Tuple[int, A.Guard]]]:
+        """A copy of every array (also those inside lists) in guard bands; the guards with their argument's index."""
+        out: List[Any] = []
+        guards: List[Tuple[int, A.Guard]] = []
+
+        def copy(x: Any) -> Any:
+            g, guard = A.guarded_copy(x, self.canary)
+            guards.append((len(out), guard))
+            return g
+
         for a in args:
-            if A.is_array(a):
-                g, guard = A.guarded_copy(a, self.canary)
-                out.append(g)
-                guards.append(guard)
-            else:
-                out.append(a)
-                guards.append(None)
+            out.append(A.rebuild(a, copy))
         return out, guards
 
-    def guard_damage(self, guards: List[Optional[A.Guard]]) -> Optional[str]:
-        for j, g in enumerate(guards):
-            if g is not None:
-                where = g.damage()
-                if where:
-                    return f"wrote {where} of argument {j}"
+    def guard_damage(self, guards: List[Tuple[int, A.Guard]]) -> Optional[str]:
+        for j, g in guards:
+            where = g.damage()
+            if where:
+                return f"wrote {where} of argument {j}"
         return None
+
+    def poison_outputs(self, gargs: List[Any]) -> None:
+        for j in self.outputs:
+            for leaf in A.leaves(gargs[j]):
+                A.poison(leaf)
 
     def correctness(self) -> None:
         for i in range(len(self.shapes)):
@@ -419,8 +444,7 @@ class CandidateWorker(Worker):
                 for rep in (0, 1):  # the second run checks determinism
                     args = self.make_inputs(i, seed, 1.0)
                     gargs, guards = self.guarded_args(args)
-                    for j in self.outputs:
-                        A.poison(gargs[j])
+                    self.poison_outputs(gargs)
                     self.send("calling", shape=i, seed=seed, rep=rep)
                     watched = self.backend.name == "triton" or hasattr(self.backend, "host_op_watch")
                     if watched and rep == 0 and seed == self.cfg["seeds"][0]:
@@ -467,9 +491,9 @@ class CandidateWorker(Worker):
         pool = [self.make_inputs(i, s, 1.0) for s in pool_seeds]
         timer = GpuTimer(self) if self.backend.gpu else CpuTimer(self)
         kernels = {"baseline": self.kb, "candidate": self.kc}
-        sets: Dict[str, List[Tuple[List[Any], List[Optional[A.Guard]]]]] = {}
+        sets: Dict[str, List[Tuple[List[Any], List[Tuple[int, A.Guard]]]]] = {}
         plan: Dict[str, List[Tuple[int, float]]] = {}
-        set_bytes = sum(A.nbytes(a) for a in pool[0] if A.is_array(a))
+        set_bytes = sum(A.nbytes(leaf) for a in pool[0] for leaf in A.leaves(a))
         cap = batch_cap(set_bytes, cmd.get("max_batch", MAX_BATCH), cmd.get("batch_bytes", BATCH_BYTES))
         per_call: Dict[str, float] = {}
         # GPU: both kernels run in the same buffers. Where a buffer lies in device memory changes a kernel's
@@ -583,11 +607,7 @@ class CandidateWorker(Worker):
         # Fresh inputs (a seed never seen) in the SAME buffers: caching by pointer or by call count shows here.
         gargs, guards = sets["candidate"][0]
         fresh = self.make_inputs(i, cmd["fresh_seeds"][i], 1.0)
-        for j, a in enumerate(fresh):
-            if A.is_array(a):
-                A.copy_into(gargs[j], a)
-        for j in self.outputs:
-            A.poison(gargs[j])
+        self.refill(gargs, [fresh], 0, 1.0)  # its arrays and its own scalars, outputs poisoned
         result = self.spec.launch(self.kc, *gargs)
         self.backend.synchronize()
         guard = self.guard_damage(guards)
@@ -626,7 +646,7 @@ class CandidateWorker(Worker):
         call of every buffer set (the batch, at most 8) and the fresh-input call."""
         if not self.backend.gpu:
             return
-        cap = batch_cap(sum(A.nbytes(a) for a in args if A.is_array(a)))  # with the judge's limits
+        cap = batch_cap(sum(A.nbytes(leaf) for a in args for leaf in A.leaves(a)))  # with the judge's limits
         for o in outs:
             if A.is_torch(o) and o.is_cuda:
                 self.evidence_plan.append((tuple(o.shape), o.dtype, 3 + min(cap, 8)))
@@ -664,17 +684,18 @@ class CandidateWorker(Worker):
         self.send("verify", blobs, shape=i, entries=described, cpu_s=round(time.process_time(), 3))
 
     def refill(self, gargs: List[Any], pool: List[List[Any]], p: int, factor: float) -> None:
-        """Fresh inputs into the same buffers (pool entry p scaled by factor) and poisoned outputs, untimed."""
+        """Pool entry p into the same buffers, untimed: its arrays copied in (floats scaled by factor, the rule of
+        make_inputs), outputs poisoned, and its own values beside the arrays (scalars, None, the numbers inside
+        lists) in place of the last entry's, so every call sees one whole set of inputs, as the reference does."""
         src = pool[p]
+
+        def load(dst: Any, a: Any) -> None:
+            A.copy_into(dst, a)
+            if A.is_float(a) and factor != 1.0:
+                A.scale(dst, factor)
+
         for j, a in enumerate(src):
-            if not A.is_array(a):
-                continue
-            if j in self.outputs:
-                A.poison(gargs[j])
-            else:
-                A.copy_into(gargs[j], a)
-                if A.is_float(a) and factor != 1.0:
-                    A.scale(gargs[j], factor)
+            gargs[j] = A.fill(gargs[j], a, (lambda dst, _a: A.poison(dst)) if j in self.outputs else load)
 
 
 class StopTiming(Exception):
@@ -873,27 +894,25 @@ class GpuTimer:
         # The refills happen inside the graphs too, so each call sees fresh inputs and poisoned outputs.
         key = tuple(id(args) for args in sets)
         shared = self.refills.get(key)
-        snapshots = shared[1] if shared else [[A.clone(a) if A.is_array(a) else a for a in args] for args in sets]
+        snapshots = shared[1] if shared else [[A.rebuild(a, A.clone) for a in args] for args in sets]
+
+        def refill_one(args: List[Any], snap: List[Any]) -> None:
+            for j, a in enumerate(args):
+                for leaf, kept in zip(A.leaves(a), A.leaves(snap[j])):
+                    if j in self.w.outputs:
+                        A.poison(leaf)
+                    else:
+                        leaf.copy_(kept)
 
         def refill_all() -> None:
             for args, snap in zip(sets, snapshots):
-                for j, a in enumerate(args):
-                    if A.is_array(a):
-                        if j in self.w.outputs:
-                            A.poison(a)
-                        else:
-                            a.copy_(snap[j])
+                refill_one(args, snap)
 
         results: List[Any] = [None] * len(sets)
 
         def with_calls() -> None:
             for n, (args, snap) in enumerate(zip(sets, snapshots)):
-                for j, a in enumerate(args):
-                    if A.is_array(a):
-                        if j in self.w.outputs:
-                            A.poison(a)
-                        else:
-                            a.copy_(snap[j])
+                refill_one(args, snap)
                 results[n] = launch(k, *args)
 
         try:

@@ -30,6 +30,58 @@ def is_array(x: Any) -> bool:
     return isinstance(x, np.ndarray) or is_torch(x)
 
 
+def leaves(x: Any) -> List[Any]:
+    """The arrays of one argument, in order: the argument itself, or those inside a list or tuple (nested).
+    Everything else in an argument (numbers, numpy scalars, None) is a value that is passed as it is."""
+    if is_array(x):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [leaf for item in x for leaf in leaves(item)]
+    return []
+
+
+def _same_kind(x: Any, items: List[Any]) -> Any:
+    return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)  # a named tuple takes its fields
+
+
+def rebuild(x: Any, fn: Any) -> Any:
+    """x with each of its arrays replaced by fn(array); lists and tuples rebuilt, other values kept."""
+    if is_array(x):
+        return fn(x)
+    if isinstance(x, (list, tuple)):
+        return _same_kind(x, [rebuild(item, fn) for item in x])
+    return x
+
+
+class LayoutMismatch(ValueError):
+    """Two sets of inputs of one shape differ in their arrays' layout (count, shape or dtype)."""
+
+
+def layout(x: Any) -> Any:
+    """What must be the same in every set of inputs of one shape: the arrays' places, shapes and dtypes."""
+    if is_array(x):
+        return ("array", tuple(x.shape), dtype_name(x))
+    if isinstance(x, (list, tuple)):
+        return [layout(item) for item in x]
+    return "value"
+
+
+def fill(dst: Any, src: Any, fn: Any) -> Any:
+    """src's argument with src's own values (numbers, None, ...) and dst's arrays, each filled by fn(dst_array,
+    src_array): how a set of inputs moves into buffers that already exist without leaving any value behind."""
+    if is_array(src):
+        if not is_array(dst) or tuple(dst.shape) != tuple(src.shape) or dtype_name(dst) != dtype_name(src):
+            raise LayoutMismatch(f"an array of shape {tuple(src.shape)} ({dtype_name(src)}) where another set of "
+                                 f"inputs has {layout(dst)}")
+        fn(dst, src)
+        return dst
+    if isinstance(src, (list, tuple)):
+        if not isinstance(dst, (list, tuple)) or len(dst) != len(src):
+            raise LayoutMismatch(f"a {type(src).__name__} of {len(src)} where another set of inputs has {layout(dst)}")
+        return _same_kind(src, [fill(d, s, fn) for d, s in zip(dst, src)])
+    return src
+
+
 def is_float(x: Any) -> bool:
     if is_torch(x):
         return x.dtype.is_floating_point or x.dtype.is_complex

@@ -197,3 +197,56 @@ def test_a_shared_reference_cache_serves_later_workers(tmp_path, monkeypatch) ->
         v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "more_warps.py", timeout=600)
         assert v["status"] == "ok", v
         assert v["compile"]["baseline_compiled"] == 0, v["compile"]
+
+
+def test_torch_argument_kinds_reach_a_timed_call_as_the_reference_sees_them(tmp_path) -> None:
+    # The torch counterpart of test_argument_kinds.py: bfloat16 and float16 tensors, a non-contiguous view, a
+    # 0-dim tensor, a list of tensors and Python scalars drawn from the seed, moved into the guarded buffers and
+    # scaled as a timed call gets them, equal what the reference computes with for the same seed and scale.
+    from kernelevolve_harness import _worker as W
+    from kernelevolve_harness import arrays as A
+    spec = tmp_path / "spec.py"
+    (tmp_path / "k.py").write_text("def k():\n    pass\n")
+    spec.write_text('''import torch
+BACKEND = "triton"
+SOURCE = "k.py"
+KERNEL = "k"
+SHAPES = [{"n": 4096}]
+OUTPUTS = [5]
+
+
+def inputs(shape, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    n = shape["n"]
+    r = lambda *s, dtype=torch.float32: torch.randn(*s, generator=g, device="cuda", dtype=dtype)
+    scale = float(torch.rand(1, generator=g, device="cuda").item())
+    return (r(n, dtype=torch.bfloat16), r(n, dtype=torch.float16), r(64, 2 * (n // 64))[:, ::2],
+            r((), dtype=torch.float32), [r(n), r(n, dtype=torch.bfloat16)], torch.empty(n, device="cuda"),
+            scale, int(seed % 7), None)
+
+
+def launch(k, *args):
+    return args[5]
+''')
+    cfg = {"nonce": "n", "backend": "triton", "spec": str(spec)}
+    cand, ref = W.CandidateWorker(None, cfg), W.ReferenceWorker(None, cfg)
+    for w in (cand, ref):
+        w.load_spec()
+        w.outputs = [5]
+    seeds = [11, 22, 33]
+    pool = [cand.make_inputs(0, s, 1.0) for s in seeds]
+    gargs, guards = cand.guarded_args(pool[0])
+    assert len(guards) == 7
+    for p, factor in [(1, 0.625), (2, 1.75), (0, 1.0)]:
+        cand.refill(gargs, pool, p, factor)
+        want = ref.make_inputs(0, seeds[p], factor)
+        for j, (g, w) in enumerate(zip(gargs, want)):
+            assert A.layout(g) == A.layout(w), j
+            if j == 5:
+                assert torch.isnan(g).all()
+                continue
+            for x, y in zip(A.leaves(g), A.leaves(w)):
+                assert x.dtype == y.dtype and torch.equal(x, y), (j, p, factor)
+            if not A.leaves(w):
+                assert g == w and type(g) is type(w), (j, g, w)
+    assert cand.guard_damage(guards) is None
