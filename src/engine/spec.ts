@@ -2,8 +2,9 @@
 // engine, the CLI and the editor can find a spec's kernel even where no Python is installed.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { isKernelBenchProblem, missingProblemParts, problemSpec } from './kernelBenchProblem';
 
-export const BACKENDS = ['triton', 'cuda', 'cpp', 'hip', 'custom'] as const;
+export const BACKENDS = ['triton', 'cuda', 'cpp', 'hip', 'custom', 'model-cuda', 'model-cpu'] as const;
 export type Backend = (typeof BACKENDS)[number];
 
 export interface KernelSpec {
@@ -32,6 +33,11 @@ function stringConstant(text: string, name: string): string | undefined {
 /** Parses the spec's header constants; the rest of the contract is the harness's to check. */
 export function parseSpecText(text: string, specPath: string): KernelSpec {
   const where = path.basename(specPath);
+  if (isKernelBenchProblem(text)) return problemSpec(text, specPath);
+  const parts = missingProblemParts(text);
+  if (parts.length) {
+    throw new SpecError(`${where} looks like a KernelBench problem but does not define ${parts.join(', ')}; a problem defines class Model, get_inputs() and get_init_inputs() (see docs/kernelbench.md).`);
+  }
   const missing = ['BACKEND', 'SOURCE', 'KERNEL'].filter((n) => stringConstant(text, n) === undefined);
   if (missing.length) {
     throw new SpecError(

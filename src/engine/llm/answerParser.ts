@@ -198,7 +198,8 @@ function codeBlocks(text: string): CodeBlock[] {
 function definitionPattern(kernel: string, language: SourceLanguage): RegExp {
   const name = kernel.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return language === 'python'
-    ? new RegExp(`^[ \\t]*(?:async[ \\t]+)?def[ \\t]+${name}[ \\t]*\\(`, 'm')
+    // a function, or a class (a KernelBench ModelNew)
+    ? new RegExp(`^[ \\t]*(?:(?:async[ \\t]+)?def[ \\t]+${name}[ \\t]*\\(|class[ \\t]+${name}\\b)`, 'm')
     // A definition, not a call or a declaration: the name, its parameter list, then a body's `{`.
     : new RegExp(`\\b${name}\\s*\\([^;{}]*\\)\\s*(?:const\\s*)?(?:noexcept\\s*)?(?:->\\s*[^;{]+)?\\{`);
 }

@@ -13,6 +13,8 @@ import { fitness } from '../fitness';
 import type { ChatMessage } from './llmClient';
 import type { ChosenNote } from './knowledgeBase';
 import type { PastWin } from './pastWins';
+import { isModelBackend } from '../kernelBenchProblem';
+import { modelSystemMessage } from './modelPrompt';
 
 export type PromptMode = 'draft' | 'improve' | 'repair' | 'crossover';
 
@@ -55,11 +57,12 @@ export function chooseMode(parent: Candidate | undefined, other: Candidate | und
 }
 
 export function fenceTag(backend: string): string {
-  return backend === 'triton' ? 'python' : backend === 'cuda' ? 'cuda' : backend === 'hip' ? 'cpp' : backend === 'cpp' ? 'cpp' : '';
+  return backend === 'triton' || backend.startsWith('model-') ? 'python' : backend === 'cuda' ? 'cuda' : backend === 'hip' ? 'cpp' : backend === 'cpp' ? 'cpp' : '';
 }
 
 const BACKEND_NAMES: Record<string, string> = {
   triton: 'Triton (Python)', cuda: 'CUDA C++', cpp: 'C++ (CPU)', hip: 'HIP C++', custom: 'custom',
+  'model-cuda': 'a PyTorch model (ModelNew with Triton kernels)', 'model-cpu': 'a numpy model (ModelNew with C++ kernels)',
 };
 
 export function buildPrompt(p: PromptInputs): ChatMessage[] {
@@ -67,6 +70,7 @@ export function buildPrompt(p: PromptInputs): ChatMessage[] {
 }
 
 function systemMessage(p: PromptInputs): string {
+  if (isModelBackend(p.spec.backend)) return modelSystemMessage(p.spec, p.hardware);
   const backend = BACKEND_NAMES[p.spec.backend] ?? p.spec.backend;
   const where = p.hardware ? ` on ${p.hardware}` : '';
   return [
