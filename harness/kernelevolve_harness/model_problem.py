@@ -236,6 +236,10 @@ class ModelProblem:
                 mine[...] = value
 
     # --- one call --------------------------------------------------------------------------------------
+    def reference(self, *args: Any) -> Any:
+        """The problem's Model in eager mode, whatever baseline is timed (a torch.compile baseline too)."""
+        return self.launch(self.module, *args)
+
     def launch(self, k: Any, *args: Any) -> Any:
         inst = self.instance(k, args)
         t = _torch()

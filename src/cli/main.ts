@@ -9,6 +9,8 @@ const USAGE = `kernelevolve — make kernels faster by search
 ${EVALUATE_USAGE}
 usage: kernelevolve evolve --spec SPEC.py [--operators tune,llm] [--budget N] [--time MIN] [--host NAME ...]
                           [--config FILE] [--model M] [--json] [--out DIR] [--resume RUNDIR]
+usage: kernelevolve suite DIR [--budget N] [--operators tune,llm] [--model M] [--host NAME ...]
+                         [--config FILE] [--json] [--out DIR] [--compile all|none|N]
 usage: kernelevolve hosts [--config FILE] [--check]
 
 Exit codes: 0 ok, 1 judged but not ok / nothing better found, 2 bad arguments, spec or config,
@@ -33,6 +35,8 @@ async function lazy(name: string): Promise<Command | undefined> {
       return evaluateCommand;
     case 'evolve':
       return (await import('./evolveCommand')).evolveCommand;
+    case 'suite':
+      return (await import('./suiteCommand')).suiteCommand;
     case 'hosts':
       return (await import('./hostsCommand')).hostsCommand;
     default:
