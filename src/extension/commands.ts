@@ -18,7 +18,7 @@ import type { ReportDocuments } from './reportDocuments';
 import type { RunManager } from './runManager';
 import { readSettings, reportSettingsError, type EvolveSettings } from './settings';
 import type { SidePanel } from './sidePanel';
-import { draftSpec } from './specDraft';
+import { draftSpec, type SpecDraft } from './specDraft';
 import { refineSpecWithLlm } from './specDraftLlm';
 import { findSpecs } from './specLocator';
 
@@ -59,21 +59,27 @@ async function specFor(ctx: CommandContext, target: KernelTarget, settings: Evol
   const specs = await findSpecs([...new Set([...files, ...beside])], sourcePath, target.site.name);
   if (specs.length) return loadSpec(specs[0].specPath);
 
-  let draft = draftSpec(target.site, sourcePath, target.document.getText());
-  let how = 'from its signature';
+  // Files of the workspace that use the kernel's module tell which dtypes it is called with.
+  const moduleName = path.basename(sourcePath).replace(/\.\w+$/, '');
+  const callers = (await Promise.all(files.filter((f) => f !== sourcePath).slice(0, 400).map((f) => fs.readFile(f, 'utf8').catch(() => ''))))
+    .filter((t) => t.includes(target.site.name) || new RegExp(`\\b${moduleName}\\b`).test(t));
+  const heuristic = draftSpec(await KernelLocator.get(), target.site, sourcePath, target.document.getText(), callers);
+  let draft: SpecDraft = heuristic;
+  let how = 'from how the kernel indexes its arrays';
   if (settings.model) {
     const client = new LlmClient({ model: settings.model, baseURL: settings.baseURL, apiKey: await ctx.apiKey.get(), timeoutS: 120, maxRetries: 1 });
     const refined = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `KernelEvolve: drafting a spec for ${target.site.name} with ${settings.model}…` },
       () => refineSpecWithLlm(client, draft, path.basename(sourcePath), target.document.getText(), target.site.name));
-    draft = refined;
-    how = refined.refined ? `with ${settings.model}` : `from its signature (the LLM could not help: ${refined.note})`;
+    draft = { ...refined, estimate: heuristic.estimate, warning: heuristic.warning };
+    how = refined.refined ? `and had ${settings.model} review it` : `(${settings.model} could not review it: ${refined.note})`;
   }
   let specPath = path.join(path.dirname(sourcePath), draft.fileName);
   for (let i = 2; await fs.access(specPath).then(() => true, () => false); i++) specPath = path.join(path.dirname(sourcePath), draft.fileName.replace(/\.py$/, `_${i}.py`));
   await fs.writeFile(specPath, draft.text, 'utf8');
   await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(specPath), { preview: false });
-  void vscode.window.showInformationMessage(
-    `KernelEvolve found no spec for ${target.site.name} and drafted ${path.basename(specPath)} ${how}. Review its shapes, inputs and launch(), then run Evolve again.`);
+  const message = `KernelEvolve found no spec for ${target.site.name} and drafted ${path.basename(specPath)} ${how}. ${draft.estimate ? `Estimated ${draft.estimate}. ` : ''}Review its shapes, inputs and launch(), then run Evolve again.`;
+  if (draft.warning) void vscode.window.showWarningMessage(`${message} Warning: ${draft.warning}`);
+  else void vscode.window.showInformationMessage(message);
   return undefined;
 }
 

@@ -96,6 +96,17 @@ export class KernelLocator {
     }
   }
 
+  /** Runs `read` over the file's syntax tree (freed afterwards). */
+  withTree<T>(text: string, grammar: GrammarName, read: (root: Node) => T): T | undefined {
+    const tree = this.parsers[grammar].parse(text);
+    if (!tree) return undefined;
+    try {
+      return read(tree.rootNode);
+    } finally {
+      tree.delete();
+    }
+  }
+
   /** The kernel whose definition holds the offset. */
   at(text: string, grammar: GrammarName, offset: number): KernelSite | undefined {
     return this.find(text, grammar).find((k) => k.start <= offset && offset <= k.end);
@@ -129,6 +140,8 @@ function tritonKernels(root: Node, text: string): KernelSite[] {
     if (!decorators.some((d) => TRITON_DECORATOR.test(d))) continue;
     const def = node.childForFieldName('definition');
     if (!def || def.type !== 'function_definition') continue;
+    // A kernel that does not parse is not one to evolve yet: no lens, no drafted spec, until it is fixed.
+    if (node.hasError) continue;
     const name = def.childForFieldName('name')?.text;
     if (!name) continue;
     const params = (def.childForFieldName('parameters')?.namedChildren ?? [])
