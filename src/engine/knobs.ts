@@ -3,9 +3,11 @@
 // meta-parameters passed at a launch site (`kernel[grid](..., BLOCK_M=64, num_warps=4)`), the values of
 // `@triton.autotune` configs, and module-level BLOCK-like constants.
 import { listFunctions } from './splice';
+import { gridSpans, kernelUse, keywordArguments, lastAssignment, launchedKernels, launchSites, matchBracket, wordOffsets } from './tritonLaunch';
 import { languageOf, maskNonCode, pythonNonCode, type SourceLanguage } from './sourceText';
 
-export type KnobKind = 'cpp-constexpr' | 'cpp-define' | 'triton-launch' | 'triton-autotune' | 'py-constant';
+export type KnobKind = 'cpp-constexpr' | 'cpp-define' | 'triton-launch' | 'triton-autotune' | 'py-constant' | 'triton-computed'
+  | 'triton-heuristic' | 'triton-launch-option';
 /** What a knob means for its domain: block sizes move by powers of two, warps and stages have fixed ranges. */
 export type KnobRole = 'block' | 'unroll' | 'group' | 'warps' | 'stages' | 'generic';
 
@@ -21,6 +23,21 @@ export interface Knob {
   spans: Array<[number, number]>;
   /** 1-based line of the first literal. */
   line: number;
+  /** A knob the code computes (value 0: as computed): the original expression at its spans. */
+  expression?: string;
+  /** The statement that computes it (`BLOCK_SIZE, num_warps = calculate_settings(n_cols)`), for display. */
+  origin?: string;
+  /** `covers`: the kernel needs a block covering the whole extent in one pass, so a value v is written as
+   *  `max(v, <expression>)` and never shrinks the block below what the code computed. */
+  guard?: 'covers';
+  /** A launch option the call does not pass yet: a value is written as `, NAME=v` at the (empty) span. */
+  insert?: string;
+  /** The launcher function a computed knob belongs to (its local variables are in scope at the spans). */
+  scope?: string;
+  /** The kernels launched where the knob is used (Triton launch sites); absent when not known. */
+  kernels?: string[];
+  /** False for knobs the tuner leaves alone (a covering block: larger only wastes lanes). */
+  searched?: boolean;
 }
 
 /** `a % b == 0` must hold (from a static_assert in the file). */
@@ -140,105 +157,260 @@ function detectClike(src: string): KnobSet {
   return { knobs: sortKnobs(c.knobs), constraints };
 }
 
-function matchParen(text: string, open: number): number {
-  let depth = 0;
-  for (let k = open; k < text.length; k++) {
-    if ('([{'.includes(text[k])) depth++;
-    else if (')]}'.includes(text[k]) && --depth === 0) return k;
+const TRITON_META = /^(num_warps|num_stages)$|^[A-Z][A-Z0-9_]*$/;
+const INT = /^\d+$/;
+
+/** Domains of knobs computed by the code: no current literal to keep, so the role's full range. */
+function computedDomain(role: KnobRole): number[] {
+  switch (role) {
+    case 'warps':
+      return [1, 2, 4, 8, 16, 32];
+    case 'stages':
+      return [1, 2, 3, 4, 5, 6];
+    case 'group':
+      return [1, 2, 4, 8, 16, 32];
+    case 'block':
+      return powersOfTwo(16, 4096);
+    default:
+      return powersOfTwo(1, 1024);
   }
-  return -1;
 }
 
-/** Top-level `NAME=value` keyword arguments inside the parentheses [open, close]. */
-function keywordArgs(text: string, open: number, close: number): Array<{ name: string; value: string; at: number }> {
-  const out: Array<{ name: string; value: string; at: number }> = [];
-  let depth = 0;
-  let argStart = open + 1;
-  for (let k = open + 1; k <= close; k++) {
-    const ch = text[k];
-    if ('([{'.includes(ch)) depth++;
-    else if (')]}'.includes(ch) && k < close) depth--;
-    if ((ch === ',' && depth === 0) || k === close) {
-      const arg = text.slice(argStart, k);
-      const m = /^\s*([A-Za-z_]\w*)\s*=\s*([A-Za-z_]\w*|\d+)\s*$/.exec(arg);
-      if (m) out.push({ name: m[1], value: m[2], at: argStart + arg.indexOf(m[2], arg.indexOf('=')) });
-      argStart = k + 1;
+class PythonKnobs {
+  readonly c: KnobCollector;
+  readonly masked: string;
+  constructor(private readonly src: string) {
+    this.c = new KnobCollector(src, 'triton');
+    this.masked = maskNonCode(src, 'python');
+  }
+
+  /** A knob whose value the code computes: value 0 means "as computed"; any number written replaces it. */
+  computed(name: string, kind: KnobKind, expression: string, spans: Array<[number, number]>, extra: Partial<Knob> = {}): void {
+    const role = extra.role ?? roleOf(name);
+    const same = this.c.knobs.find((k) => k.name === name);
+    const twin = this.c.knobs.find((k) => k.value === 0 && k.expression === expression && k.scope === extra.scope && k.guard === extra.guard
+      && (k.name === name || k.name.startsWith(`${name}@`)));
+    if (twin) {
+      for (const s of spans) if (!twin.spans.some((x) => x[0] === s[0])) twin.spans.push(s);
+      return;
+    }
+    if (same && same.value === 0 && same.expression === expression && same.scope === extra.scope && same.guard === extra.guard) {
+      for (const s of spans) if (!same.spans.some((x) => x[0] === s[0])) same.spans.push(s);
+      return;
+    }
+    const line = lineAt(this.src, spans[0][0]);
+    this.c.knobs.push({ name: same ? `${name}@${line}` : name, kind, role, value: 0, domain: computedDomain(role), spans, line, expression, ...extra });
+  }
+
+  /** Records that the knob with a span at `at` is used where `kernels` are launched. */
+  private tag(at: number, kernels: string[]): void {
+    const k = this.c.knobs.find((x) => x.spans.some((s) => s[0] === at));
+    if (k && kernels.length) k.kernels = [...new Set([...(k.kernels ?? []), ...kernels])];
+  }
+
+  launches(): void {
+    const { src, masked, c } = this;
+    for (const site of launchSites(src, masked)) {
+      const kernels = launchedKernels(src, masked, site);
+      const tagged: number[] = [];
+      const grids = gridSpans(site, masked);
+      const inGrid = (word: string) => grids.flatMap(([s, e]) => wordOffsets(masked, word, s, e)).map((at) => [at, at + word.length] as [number, number]);
+      let anyLoop = false;
+      for (const kw of site.keywords) {
+        if (!TRITON_META.test(kw.name) || roleOf(kw.name) === 'generic') continue;
+        const role = roleOf(kw.name);
+        const use = kernelUse(src, masked, kernels, kw.name);
+        anyLoop ||= use.loops;
+        // a block that must cover a whole row in one pass keeps the computed size as its lower bound
+        const covers = role === 'block' && use.use === 'covers';
+        const guarded = /^max\(\s*(\d+)\s*,\s*([\s\S]+)\)$/.exec(kw.value);
+        if (INT.test(kw.value)) {
+          const span: [number, number] = [kw.start, kw.end];
+          c.add(kw.name, 'triton-launch', Number(kw.value), span);
+          tagged.push(kw.start);
+          // a grid written with the same literal (cdiv(n, 1024), n // 1024) must follow the block size
+          for (const g of masked.slice(site.grid[0], site.grid[1] + 1).matchAll(new RegExp(String.raw`(?:cdiv\([^,()]*,\s*|//\s*)(${kw.value})\b`, 'g'))) {
+            const at = site.grid[0] + g.index! + g[0].length - g[1].length;
+            c.add(kw.name, 'triton-launch', Number(kw.value), [at, at + g[1].length]);
+          }
+        } else if (guarded) {
+          // a computed size raised to a tuned lower bound (what the tuner writes for a covering block)
+          const spans: Array<[number, number]> = [[kw.start, kw.end]];
+          for (const g of grids) for (const at of indexAll(masked, kw.value, g[0], g[1])) spans.push([at, at + kw.value.length]);
+          c.add(kw.name, 'triton-launch', Number(guarded[1]), spans[0]);
+          const k = c.knobs.find((x) => x.spans.some((s) => s[0] === kw.start))!;
+          k.spans = spans;
+          k.expression = guarded[2].trim();
+          k.guard = 'covers';
+          k.searched = false;
+          tagged.push(kw.start);
+        } else {
+          const name = /^[A-Za-z_]\w*$/.test(kw.value) ? kw.value : undefined;
+          const from = site.launcher?.start ?? 0;
+          const a = name ? lastAssignment(masked, name, from, site.at) : undefined;
+          if (name && a && !a.tuple && INT.test(a.value)) {
+            // BLOCK_SIZE=BLOCK where BLOCK = 512 above: the literal is the knob
+            c.add(name, 'py-constant', Number(a.value), [a.start, a.end], role);
+            tagged.push(a.start);
+            continue;
+          }
+          const spans: Array<[number, number]> = [[kw.start, kw.end], ...(name ? inGrid(name) : [])];
+          this.computed(kw.name, 'triton-computed', kw.value, spans, {
+            role,
+            scope: site.launcher?.name,
+            origin: a?.statement ?? kw.value,
+            ...(covers ? { guard: 'covers' as const, searched: false } : {}),
+          });
+          tagged.push(kw.start);
+        }
+      }
+      // num_stages pipelines loads across loop iterations; a looping kernel launched without it gets it as a knob
+      const names = site.keywords.map((k) => k.name);
+      const last = site.keywords[site.keywords.length - 1];
+      if (anyLoop === false) anyLoop = kernels.length > 0 && kernelUse(src, masked, kernels, '__none__').loops;
+      if (anyLoop && last && !names.includes('num_stages')) {
+        this.computed('num_stages', 'triton-launch-option', '', [[last.end, last.end]], { role: 'stages', insert: 'num_stages', scope: site.launcher?.name });
+        tagged.push(last.end);
+      }
+      // local literals a launch uses through its grid or a kwargs dict (BLOCK_ROW = 16; kernel_args["BLOCK_ROW"] = BLOCK_ROW)
+      if (site.launcher) {
+        const body = masked.slice(site.launcher.start, site.at);
+        for (const m of body.matchAll(/^([ \t]+)([A-Z][A-Z0-9_]*)[ \t]*=[ \t]*(\d+)[ \t]*$/gm)) {
+          // a name that says nothing is still a block size when the kernel takes an arange of it
+          const role = roleOf(m[2]) !== 'generic' ? roleOf(m[2]) : kernelUse(src, masked, kernels, m[2]).arange ? 'block' : undefined;
+          if (!role) continue;
+          const at = site.launcher.start + m.index! + m[0].lastIndexOf(m[3]);
+          const used = wordOffsets(masked, m[2], at, site.call[1]).length > 0;
+          if (used && !c.knobs.some((k) => k.spans.some((s) => s[0] === at))) c.add(m[2], 'py-constant', Number(m[3]), [at, at + m[3].length], role);
+          if (used && wordOffsets(masked, m[2], site.grid[0], site.call[1]).length) tagged.push(at);
+        }
+      }
+      for (const at of tagged) this.tag(at, kernels);
     }
   }
-  return out;
-}
 
-const TRITON_META = /^(num_warps|num_stages)$|^[A-Z][A-Z0-9_]*$/;
+  /** @triton.autotune(configs=[triton.Config({'BLOCK_M': 128, ...}, num_warps=4, num_stages=3), ...]) */
+  autotuneConfigs(): void {
+    const { src, masked, c } = this;
+    const strings = pythonNonCode(src).filter((s) => s.kind === 'string');
+    let cfg = 0;
+    for (const m of masked.matchAll(/\b(?:triton\.)?Config\s*\(/g)) {
+      const open = m.index! + m[0].length - 1;
+      const close = matchBracket(masked, open);
+      if (close < 0) continue;
+      const brace = masked.indexOf('{', open);
+      if (brace > 0 && brace < close) {
+        const bClose = matchBracket(masked, brace);
+        // dict entries: 'NAME': 64 (the key is a string literal, so look in the original text)
+        for (const s of strings) {
+          if (s.start < brace || s.end > bClose) continue;
+          const key = src.slice(s.start + 1, s.end - 1);
+          const val = /^\s*:\s*(\d+)\b/.exec(src.slice(s.end, bClose));
+          if (val && /^\w+$/.test(key)) {
+            const at = s.end + val[0].lastIndexOf(val[1]);
+            c.add(`cfg${cfg}.${key}`, 'triton-autotune', Number(val[1]), [at, at + val[1].length], roleOf(key));
+          }
+        }
+      }
+      for (const kw of keywordArguments(masked, open, close)) {
+        if ((kw.name === 'num_warps' || kw.name === 'num_stages') && INT.test(kw.value)) {
+          c.add(`cfg${cfg}.${kw.name}`, 'triton-autotune', Number(kw.value), [kw.start, kw.end], roleOf(kw.name));
+        }
+      }
+      cfg++;
+    }
+  }
 
-function detectPython(src: string): KnobSet {
-  const c = new KnobCollector(src, 'triton');
-  const masked = maskNonCode(src, 'python');
-  // Launch sites: name[grid](args...)
-  for (const m of masked.matchAll(/\b[A-Za-z_]\w*\s*\[/g)) {
-    const open = m.index! + m[0].length - 1;
-    const close = matchParen(masked, open);
-    if (close < 0) continue;
-    const after = /^\s*\(/.exec(masked.slice(close + 1));
-    if (!after) continue;
-    const pOpen = close + 1 + after[0].length - 1;
-    const pClose = matchParen(masked, pOpen);
-    if (pClose < 0) continue;
-    const grid = masked.slice(open, close + 1);
-    for (const kw of keywordArgs(masked, pOpen, pClose)) {
-      if (!TRITON_META.test(kw.name) || roleOf(kw.name) === 'generic') continue;
-      if (/^\d+$/.test(kw.value)) {
-        const span: [number, number] = [kw.at, kw.at + kw.value.length];
-        c.add(kw.name, 'triton-launch', Number(kw.value), span);
-        // a grid written with the same literal (cdiv(n, 1024), n // 1024) must follow the block size
-        for (const g of grid.matchAll(new RegExp(String.raw`(?:cdiv\([^,()]*,\s*|//\s*)(${kw.value})\b`, 'g'))) {
-          const at = open + g.index! + g[0].length - g[1].length;
-          c.add(kw.name, 'triton-launch', Number(kw.value), [at, at + g[1].length]);
-        }
-      } else {
-        // BLOCK_SIZE=BLOCK: the literal is where BLOCK was last assigned before the launch
-        let found: { at: number; value: string } | undefined;
-        for (const a of masked.slice(0, kw.at).matchAll(new RegExp(String.raw`^[ \t]*${kw.value}[ \t]*=[ \t]*(\d+)[ \t]*$`, 'gm'))) {
-          found = { at: a.index! + a[0].lastIndexOf(a[1]), value: a[1] };
-        }
-        if (found) c.add(kw.value, 'py-constant', Number(found.value), [found.at, found.at + found.value.length], roleOf(kw.name));
+  /**
+   * Autotune configs built by a comprehension or a loop: `for BM in [64, 128]` whose variable feeds a Config
+   * (`'BLOCK_M': BM`, `num_warps=w`). Each listed value is a knob named for the config key it feeds.
+   */
+  configLoops(): void {
+    const { src, masked, c } = this;
+    for (const m of masked.matchAll(/\bfor\s+([A-Za-z_]\w*)\s+in\s+([[(])/g)) {
+      const open = m.index! + m[0].length - 1;
+      const close = matchBracket(masked, open);
+      if (close < 0) continue;
+      const items = [...masked.slice(open + 1, close).matchAll(/[^,\s][^,]*/g)];
+      if (!items.length || !items.every((i) => INT.test(i[0].trim()))) continue;
+      // the config the variable feeds: within the enclosing comprehension, or the loop's body
+      const window = src.slice(Math.max(0, m.index! - 400), Math.min(src.length, close + 600));
+      const v = m[1];
+      const key = new RegExp(String.raw`['"](\w+)['"]\s*:\s*${v}\b`).exec(window)?.[1]
+        ?? new RegExp(String.raw`\b(num_warps|num_stages)\s*=\s*${v}\b`).exec(window)?.[1];
+      if (!key || !/Config\s*\(/.test(window)) continue;
+      for (const [i, item] of items.entries()) {
+        const text = item[0].trim();
+        const at = open + 1 + item.index! + item[0].indexOf(text);
+        c.add(`${key}[${i}]`, 'triton-autotune', Number(text), [at, at + text.length], roleOf(key));
       }
     }
   }
-  // @triton.autotune(configs=[triton.Config({'BLOCK_M': 128, ...}, num_warps=4, num_stages=3), ...])
-  const strings = pythonNonCode(src).filter((s) => s.kind === 'string');
-  let cfg = 0;
-  for (const m of masked.matchAll(/\b(?:triton\.)?Config\s*\(/g)) {
-    const open = m.index! + m[0].length - 1;
-    const close = matchParen(masked, open);
-    if (close < 0) continue;
-    const brace = masked.indexOf('{', open);
-    if (brace > 0 && brace < close) {
-      const bClose = matchParen(masked, brace);
-      // dict entries: 'NAME': 64 (the key is a string literal, so look in the original text)
+
+  /** @triton.heuristics({'BLOCK_SIZE': lambda args: triton.next_power_of_2(args['N']), ...}): each value's body is a knob. */
+  heuristics(): void {
+    const { src, masked, c } = this;
+    const strings = pythonNonCode(src).filter((s) => s.kind === 'string');
+    for (const m of masked.matchAll(/\bheuristics\s*\(\s*\{/g)) {
+      const brace = m.index! + m[0].length - 1;
+      const bClose = matchBracket(masked, brace);
+      if (bClose < 0) continue;
+      const after = masked.slice(bClose);
+      const def = /^\}\s*\)\s*(?:@[^\n]*\n\s*)*def\s+([A-Za-z_]\w*)|^\}\s*\)\s*\(\s*([A-Za-z_]\w*)\s*\)/.exec(after);
+      const kernel = def?.[1] ?? def?.[2];
       for (const s of strings) {
         if (s.start < brace || s.end > bClose) continue;
         const key = src.slice(s.start + 1, s.end - 1);
-        const val = /^\s*:\s*(\d+)\b/.exec(src.slice(s.end, bClose));
-        if (val && /^\w+$/.test(key)) {
-          const at = s.end + val[0].lastIndexOf(val[1]);
-          c.add(`cfg${cfg}.${key}`, 'triton-autotune', Number(val[1]), [at, at + val[1].length], roleOf(key));
+        const lam = /^\s*:\s*lambda\s+[A-Za-z_]\w*\s*:\s*/.exec(masked.slice(s.end, bClose));
+        if (!lam || !/^\w+$/.test(key) || !TRITON_META.test(key) || roleOf(key) === 'generic') continue;
+        const bodyStart = s.end + lam[0].length;
+        let k = bodyStart;
+        for (let depth = 0; k < bClose; k++) {
+          const ch = masked[k];
+          if ('([{'.includes(ch)) depth++;
+          else if (')]}'.includes(ch)) depth--;
+          else if (ch === ',' && depth === 0) break;
         }
+        const body = src.slice(bodyStart, k).trimEnd();
+        const role = roleOf(key);
+        if (INT.test(body)) {
+          c.add(`heuristic.${key}`, 'triton-heuristic', Number(body), [bodyStart, bodyStart + body.length], role);
+          continue;
+        }
+        const use = kernel ? kernelUse(src, masked, [kernel], key) : undefined;
+        const covers = role === 'block' && use?.use === 'covers';
+        this.computed(`heuristic.${key}`, 'triton-heuristic', body, [[bodyStart, bodyStart + body.length]], {
+          role, origin: `'${key}': lambda: ${body}`, ...(covers ? { guard: 'covers' as const, searched: false } : {}),
+        });
       }
     }
-    for (const kw of keywordArgs(masked, open, close)) {
-      if ((kw.name === 'num_warps' || kw.name === 'num_stages') && /^\d+$/.test(kw.value)) {
-        c.add(`cfg${cfg}.${kw.name}`, 'triton-autotune', Number(kw.value), [kw.at, kw.at + kw.value.length], roleOf(kw.name));
-      }
+  }
+
+  /** Module-level constants such as BLOCK_SIZE = 1024 that a launch uses. */
+  moduleConstants(): void {
+    const { masked, c } = this;
+    for (const m of masked.matchAll(/^([A-Z][A-Z0-9_]*)[ \t]*(?::[ \t]*int[ \t]*)?=[ \t]*(\d+)[ \t]*$/gm)) {
+      if (roleOf(m[1]) === 'generic') continue;
+      const at = m.index! + m[0].lastIndexOf(m[2]);
+      if (!c.knobs.some((k) => k.spans.some((s) => s[0] === at))) c.add(m[1], 'py-constant', Number(m[2]), [at, at + m[2].length]);
     }
-    cfg++;
   }
-  // module-level constants such as BLOCK_SIZE = 1024 that a launch uses
-  for (const m of masked.matchAll(/^([A-Z][A-Z0-9_]*)[ \t]*(?::[ \t]*int[ \t]*)?=[ \t]*(\d+)[ \t]*$/gm)) {
-    if (roleOf(m[1]) === 'generic') continue;
-    const at = m.index! + m[0].lastIndexOf(m[2]);
-    if (!c.knobs.some((k) => k.spans.some((s) => s[0] === at))) c.add(m[1], 'py-constant', Number(m[2]), [at, at + m[2].length]);
-  }
-  return { knobs: sortKnobs(c.knobs), constraints: [] };
+}
+
+function indexAll(text: string, needle: string, start: number, end: number): number[] {
+  const out: number[] = [];
+  for (let k = text.indexOf(needle, start); k >= 0 && k + needle.length <= end; k = text.indexOf(needle, k + 1)) out.push(k);
+  return out;
+}
+
+function detectPython(src: string): KnobSet {
+  const p = new PythonKnobs(src);
+  p.launches();
+  p.autotuneConfigs();
+  p.configLoops();
+  p.heuristics();
+  p.moduleConstants();
+  return { knobs: sortKnobs(p.c.knobs), constraints: [] };
 }
 
 /** Knobs most likely to matter first: block sizes, then unrolling, grouping, warps, stages, the rest. */
@@ -264,13 +436,20 @@ export function satisfiesConstraints(set: KnobSet, values: KnobValues): boolean 
   return set.constraints.every((c) => values[c.a] % values[c.b] === 0);
 }
 
+/** The text written for a knob's value: the number, or the guarded / inserted form. */
+export function renderKnob(k: Knob, v: number | string): string {
+  if (k.insert) return `, ${k.insert}=${v}`;
+  if (k.guard === 'covers' && k.expression) return `max(${v}, ${k.expression})`;
+  return String(v);
+}
+
 /** The source with the knobs set to `values` (knobs not named keep their value); nothing else changes. */
 export function applyKnobs(src: string, set: KnobSet, values: KnobValues): string {
   const edits: Array<{ start: number; end: number; text: string }> = [];
   for (const k of set.knobs) {
     const v = values[k.name];
     if (v === undefined || v === k.value) continue;
-    for (const [start, end] of k.spans) edits.push({ start, end, text: String(v) });
+    for (const [start, end] of k.spans) edits.push({ start, end, text: renderKnob(k, v) });
   }
   edits.sort((a, b) => b.start - a.start);
   let out = src;

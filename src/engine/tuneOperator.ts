@@ -1,11 +1,17 @@
-// The `tune` operator: changes the kernel's knobs (block sizes, warps, stages, file-scope constants) and
-// nothing else. It searches without enumerating the grid: a few spread-out probes first (drafts), then a
-// pattern search from the parent the policy picks (the best, with greedy): repeat the move that made the
-// parent better, single-knob halvings/doublings ordered by what such moves did before, x4 jumps, then pairs.
+// The `tune` operator: changes the kernel's knobs (block sizes, warps, stages, file-scope constants, launch
+// parameters the code computes) and nothing else. It searches without enumerating the grid: first the
+// configurations the knowledge base holds for this hardware and kernel class, then spread-out probes (drafts),
+// then a pattern search from the parent the policy picks (the best, with greedy): repeat the move that made
+// the parent better, joint moves (tiles with warps and stages: they pay off together), single-knob
+// halvings/doublings ordered by what such moves did before, x4 jumps, then pairs. Regions where a candidate
+// failed (out of shared memory, wrong results after a block shrank) are not tried again.
 // It keeps no state of its own; everything comes from the run's candidates, so a resumed run continues as
 // if never stopped. It never proposes a source the run has already seen.
 import type { Candidate } from './candidate';
-import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, type KnobSet, type KnobValues } from './knobs';
+import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, type Knob, type KnobSet, type KnobValues } from './knobs';
+import { listFunctions } from './splice';
+import { learnedRegions } from './tuneConstraints';
+import { kernelClassOf, startValues, tuneStarts } from './tuneKnowledge';
 import type { Operator, Proposal, ProposalBatch, ProposalContext } from './operator';
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
 import { scoreOf } from './runReference';
@@ -27,6 +33,22 @@ export interface TuneOperatorOptions {
   probes?: number;
   /** Another seed gives other probes and another order among equally promising moves (same seed, same run). */
   seed?: number;
+  /** The user's knowledge folders (their `tune-*.json` starts come before the bundled ones). */
+  knowledgeFolders?: string[];
+  /** The bundled knowledge folder (default: the one shipped with the extension); null for none. */
+  knowledgeDir?: string | null;
+}
+
+/** A step to try: a move relative to the base, or absolute values (a configuration from the knowledge base). */
+type Step = { move: Move } | { values: KnobValues; why: string };
+
+/** Where a value sits in a knob's domain; a computed knob (0) sits at its typical value. */
+function position(k: Knob, v: number): number {
+  const i = k.domain.indexOf(v);
+  if (i >= 0 || v !== 0) return i;
+  const typical = k.role === 'warps' ? 4 : k.role === 'stages' ? 3 : k.role === 'group' ? 8
+    : Number(/min\(\s*(\d+)/.exec(k.origin ?? k.expression ?? '')?.[1] ?? 1024);
+  return k.domain.reduce((best, d, j) => (Math.abs(Math.log2(d / typical)) < Math.abs(Math.log2(k.domain[best] / typical)) ? j : best), 0);
 }
 
 /** mulberry32: a small deterministic generator, so a seed reproduces a run. */
@@ -50,10 +72,15 @@ export class TuneOperator implements Operator {
   private readonly seed?: number;
   private readonly knobCache = new Map<string, KnobSet>();
 
+  private readonly knowledgeFolders: string[];
+  private readonly knowledgeDir?: string | null;
+
   constructor(opts: TuneOperatorOptions) {
     this.lang = languageOf(opts.fileName);
     this.probes = opts.probes ?? 3;
     this.seed = opts.seed;
+    this.knowledgeFolders = opts.knowledgeFolders ?? [];
+    this.knowledgeDir = opts.knowledgeDir;
   }
 
   knobsOf(source: string): KnobSet {
@@ -69,28 +96,59 @@ export class TuneOperator implements Operator {
   async propose(ctx: ProposalContext): Promise<ProposalBatch> {
     const base = ctx.parent ?? ctx.candidates[0];
     if (!base) return { proposals: [], exhausted: true };
-    const set = this.anchored(this.knobsOf(base.source), this.knobsOf(ctx.baselineSource));
+    const full = this.anchored(this.knobsOf(base.source), this.knobsOf(ctx.baselineSource));
+    const set = this.searchable(full, ctx.spec.kernel);
     if (!set.knobs.length) return { proposals: [], exhausted: true };
-    const current = knobValues(set);
+    const current = knobValues(full);
     const stats = this.moveStats(ctx.candidates);
-    const moves = ctx.parent ? this.refineMoves(ctx.parent, set, ctx.candidates, stats) : this.probeMoves(set);
-    for (const move of moves) {
-      const values = applyMove(set, current, move);
+    const regions = learnedRegions(ctx.candidates, set.knobs, (c) => this.valuesOf(c), this.name);
+    const steps: Step[] = ctx.parent
+      ? this.refineMoves(ctx.parent, set, ctx.candidates, stats).map((move) => ({ move }))
+      : [...this.knowledgeStarts(set, ctx), ...this.probeMoves(set, current).map((move) => ({ move }))];
+    for (const step of steps) {
+      const values = 'move' in step ? applyMove(set, current, step.move) : { ...current, ...step.values };
       if (!values || !satisfiesConstraints(set, values)) continue;
-      const source = applyKnobs(base.source, set, values);
-      if (ctx.seen.has(sourceHash(source, this.lang))) continue;
-      const changed = Object.keys(move).filter((k) => values[k] !== current[k]);
+      if (regions.some((r) => r.excludes(values))) continue;
+      const source = applyKnobs(base.source, full, values);
+      if (source === base.source || ctx.seen.has(sourceHash(source, this.lang))) continue;
+      const changed = Object.keys(values).filter((k) => values[k] !== current[k]);
       const proposal: Proposal = {
         source,
         parents: [base.id],
         operator: this.name,
         mode: ctx.parent ? 'tune' : 'draft',
         knobs: values,
-        rationale: changed.map((k) => `${k} ${current[k]}→${values[k]}`).join(', '),
+        rationale: ('why' in step ? `${step.why}: ` : '') + changed.map((k) => `${k} ${current[k] || 'computed'}→${values[k]}`).join(', '),
       };
       return { proposals: [proposal] };
     }
     return { proposals: [], exhausted: true };
+  }
+
+  /**
+   * The knobs the search moves: not those it must leave alone (a block that covers a row), and when the file
+   * launches several kernels, those of the launches that run the spec's kernel (a backward pass or another
+   * device's branch in the same file is not what the spec times).
+   */
+  private searchable(set: KnobSet, kernel: string): KnobSet {
+    let knobs = set.knobs.filter((k) => k.searched !== false);
+    if (knobs.some((k) => k.kernels?.includes(kernel))) knobs = knobs.filter((k) => !k.kernels || k.kernels.includes(kernel));
+    return { ...set, knobs };
+  }
+
+  /** First drafts from the knowledge base: configurations known to be good for this hardware and kernel class. */
+  private knowledgeStarts(set: KnobSet, ctx: ProposalContext): Step[] {
+    if (this.lang !== 'python' || this.knowledgeDir === null) return [];
+    const fn = listFunctions(ctx.baselineSource, 'python').find((f) => f.name === ctx.spec.kernel);
+    const kernelClass = kernelClassOf(fn ? ctx.baselineSource.slice(fn.start, fn.end) : ctx.baselineSource);
+    let starts;
+    try {
+      starts = tuneStarts({ hardware: ctx.hardware, backend: ctx.spec.backend, kernelClass, userFolders: this.knowledgeFolders, builtinDir: this.knowledgeDir });
+    } catch {
+      return []; // a broken user file costs the hardware-informed starts, not the run
+    }
+    return starts.map((s) => startValues(s, set.knobs)).filter((v): v is KnobValues => !!v)
+      .map((values) => ({ values, why: `known good for ${kernelClass} on ${ctx.hardware ?? 'this backend'}` }));
   }
 
   /** Domains come from the baseline's values, so they do not drift upward as the search moves a knob. */
@@ -106,9 +164,10 @@ export class TuneOperator implements Operator {
   }
 
   /** Drafts: every block-like knob set to the same quantile of its domain (a few quantiles), the rest kept. */
-  private probeMoves(set: KnobSet): Move[] {
+  private probeMoves(set: KnobSet, current: KnobValues): Move[] {
     let targets = set.knobs.filter((k) => k.role === 'block');
     if (!targets.length) targets = set.knobs.filter((k) => k.role === 'generic' && k.domain.length > 4);
+    if (!targets.length) targets = set.knobs.filter((k) => k.role === 'warps');
     if (!targets.length) return [];
     let quantiles = [0.5, 0.3, 0.7, 0.15, 0.85].slice(0, this.probes);
     if (this.seed !== undefined) {
@@ -119,7 +178,7 @@ export class TuneOperator implements Operator {
       const move: Move = {};
       for (const k of targets) {
         const idx = Math.round(q * (k.domain.length - 1));
-        move[k.name] = idx - k.domain.indexOf(k.value);
+        move[k.name] = idx - position(k, current[k.name]);
       }
       return move;
     });
@@ -134,7 +193,10 @@ export class TuneOperator implements Operator {
       const delta = this.moveBetween(grandparent, parent, set);
       if (delta && Object.keys(delta).length) moves.push(delta);
     }
-    // 2. single-knob moves: halve/double first, then x4 / ÷4 to jump out of a local optimum; within a step
+    // 2. joint moves: larger tiles want more warps and deeper pipelines (and smaller ones fewer), which single
+    //    moves never reach when each alone makes things worse
+    moves.push(...jointMoves(set.knobs.filter((k) => !stats.broken.has(k.name))));
+    // 3. single-knob moves: halve/double first, then x4 / ÷4 to jump out of a local optimum; within a step
     //    size the directions that paid off elsewhere in the run go first
     for (const step of [1, 2]) {
       const singles: Array<{ move: Move; score: number; order: number }> = [];
@@ -149,7 +211,7 @@ export class TuneOperator implements Operator {
       singles.sort((a, b) => b.score - a.score || a.order - b.order);
       moves.push(...singles.map((s) => s.move));
     }
-    // 3. pairs of halvings/doublings (knobs that only pay off together), around the run's best only: they are
+    // 4. pairs of halvings/doublings (knobs that only pay off together), around the run's best only: they are
     //    many, and a lesser parent rarely hides the optimum
     const bestF = Math.max(...all.map((c) => scoreOf(c)));
     if (scoreOf(parent) >= bestF) {
@@ -189,8 +251,8 @@ export class TuneOperator implements Operator {
     const move: Move = {};
     for (const k of set.knobs) {
       if (a[k.name] === undefined || b[k.name] === undefined) return undefined;
-      const ia = k.domain.indexOf(a[k.name]);
-      const ib = k.domain.indexOf(b[k.name]);
+      const ia = position(k, a[k.name]);
+      const ib = position(k, b[k.name]);
       if (ia < 0 || ib < 0) return undefined;
       if (ia !== ib) move[k.name] = ib - ia;
     }
@@ -236,10 +298,32 @@ function applyMove(set: KnobSet, current: KnobValues, move: Move): KnobValues | 
   for (const [name, delta] of Object.entries(move)) {
     const k = set.knobs.find((x) => x.name === name);
     if (!k) return undefined;
-    const idx = k.domain.indexOf(current[name]) + delta;
+    const idx = position(k, current[name]) + delta;
     if (idx < 0 || idx >= k.domain.length) return undefined;
     if (k.domain[idx] !== current[name]) changed = true;
     values[name] = k.domain[idx];
   }
   return changed ? values : undefined;
+}
+
+/**
+ * Moves that change tiles, warps and stages together (Triton kernels, where warps exist): all tiles up with
+ * more warps (and a deeper pipeline), the matmul's output tile (M and N) up with more warps, and the same down.
+ */
+function jointMoves(knobs: readonly Knob[]): Move[] {
+  const warps = knobs.filter((k) => k.role === 'warps').map((k) => k.name);
+  if (!warps.length) return [];
+  const blocks = knobs.filter((k) => k.role === 'block').map((k) => k.name);
+  const stages = knobs.filter((k) => k.role === 'stages').map((k) => k.name);
+  const output = knobs.filter((k) => k.role === 'block' && /(?:^|_|B)(?:SIZE_?)?[MN]$/i.test(k.name.replace(/@\d+$/, ''))).map((k) => k.name);
+  const of = (names: string[], d: number): Move => Object.fromEntries(names.map((n) => [n, d]));
+  const out: Move[] = [];
+  if (blocks.length) {
+    out.push({ ...of(blocks, 1), ...of(warps, 1) }, { ...of(blocks, 1), ...of(warps, 1), ...of(stages, 1) });
+    if (output.length === 2 && blocks.length > 2) out.push({ ...of(output, 1), ...of(warps, 1) });
+    out.push({ ...of(blocks, -1), ...of(warps, -1) });
+    if (output.length === 2 && blocks.length > 2) out.push({ ...of(output, -1), ...of(warps, -1) });
+  }
+  if (stages.length) out.push({ ...of(warps, 1), ...of(stages, 1) }, { ...of(warps, -1), ...of(stages, 1) });
+  return out.filter((m) => Object.keys(m).length > 1);
 }

@@ -158,10 +158,11 @@ describe('knob detection on the bundled examples', () => {
     expect(out).toContain('num_warps=8, num_stages=3)');
   });
 
-  it('Triton softmax: rows per program, warps and stages are knobs; a block size computed from the shape is not', () => {
+  it('Triton softmax: rows per program, warps and stages are searched; the block computed to cover a row is a guarded knob left alone', () => {
     const set = detectKnobs(read('examples/triton/softmax/softmax.py'), 'softmax.py');
-    expect(set.knobs.map((k) => [k.name, k.kind, k.value])).toEqual([
-      ['row_block', 'py-constant', 1], ['num_warps', 'triton-launch', 1], ['num_stages', 'triton-launch', 1]]);
+    expect(set.knobs.map((k) => [k.name, k.kind, k.value, k.searched ?? true])).toEqual([
+      ['BLOCK', 'triton-computed', 0, false], ['row_block', 'py-constant', 1, true], ['num_warps', 'triton-launch', 1, true],
+      ['num_stages', 'triton-launch', 1, true]]);
   });
 
   it('CUDA axpby: threads per block and items per thread from #defines', () => {

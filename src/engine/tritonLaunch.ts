@@ -1,0 +1,184 @@
+// Triton launch sites as people write them: `kernel[grid](args..., NAME=<expr>, num_warps=<expr>)` inside a
+// launcher function, where each meta-parameter is a literal, a local variable computed above it
+// (`BLOCK_SIZE, num_warps = calculate_settings(n_cols)`, `BLOCK = min(4096, triton.next_power_of_2(n))`) or a call.
+// This file reads the text (comments and strings masked) and answers what the knob detection and the dispatch
+// writer need: where the sites and their keyword arguments are, which function encloses them, how a name was
+// last assigned there, where the grid uses it, how the kernel uses a meta-parameter, and which integer shape
+// values the launcher has in hand.
+import { listFunctions, type FunctionSpan } from './splice';
+
+export interface KeywordArg {
+  name: string;
+  /** The value's text and where it lies ([start, end) offsets into the source). */
+  value: string;
+  start: number;
+  end: number;
+}
+
+export interface LaunchSite {
+  /** The launched name (`_rms_norm_forward_kernel`, or a variable such as `fx`). */
+  kernel: string;
+  at: number;
+  /** The grid's brackets [open, close] and the call's parentheses [open, close]. */
+  grid: [number, number];
+  call: [number, number];
+  keywords: KeywordArg[];
+  /** The function the launch is written in (undefined at module level). */
+  launcher?: FunctionSpan;
+}
+
+export function matchBracket(text: string, open: number): number {
+  let depth = 0;
+  for (let k = open; k < text.length; k++) {
+    if ('([{'.includes(text[k])) depth++;
+    else if (')]}'.includes(text[k]) && --depth === 0) return k;
+  }
+  return -1;
+}
+
+/** Top-level `NAME=<expr>` arguments inside the brackets [open, close] (positional and `**` ones skipped). */
+export function keywordArguments(text: string, open: number, close: number): KeywordArg[] {
+  const out: KeywordArg[] = [];
+  let depth = 0;
+  let argStart = open + 1;
+  for (let k = open + 1; k <= close; k++) {
+    const ch = text[k];
+    if ('([{'.includes(ch)) depth++;
+    else if (')]}'.includes(ch) && k < close) depth--;
+    if ((ch === ',' && depth === 0) || k === close) {
+      const arg = text.slice(argStart, k);
+      const m = /^(\s*)([A-Za-z_]\w*)(\s*=\s*)(?!=)/.exec(arg);
+      if (m) {
+        const valueStart = argStart + m[0].length;
+        const raw = text.slice(valueStart, k);
+        const value = raw.trimEnd();
+        if (value) out.push({ name: m[2], value, start: valueStart, end: valueStart + value.length });
+      }
+      argStart = k + 1;
+    }
+  }
+  return out;
+}
+
+/** Every `name[grid](...)` call in the masked text. */
+export function launchSites(src: string, masked: string): LaunchSite[] {
+  const functions = listFunctions(src, 'python');
+  const sites: LaunchSite[] = [];
+  for (const m of masked.matchAll(/\b([A-Za-z_][\w.]*)\s*\[/g)) {
+    const open = m.index! + m[0].length - 1;
+    const close = matchBracket(masked, open);
+    if (close < 0) continue;
+    const after = /^\s*\(/.exec(masked.slice(close + 1));
+    if (!after) continue;
+    const callOpen = close + 1 + after[0].length - 1;
+    const callClose = matchBracket(masked, callOpen);
+    if (callClose < 0) continue;
+    const launcher = functions.filter((f) => f.start < m.index! && m.index! < f.end).sort((a, b) => b.start - a.start)[0];
+    sites.push({ kernel: m[1].split('.').pop()!, at: m.index!, grid: [open, close], call: [callOpen, callClose],
+      keywords: keywordArguments(masked, callOpen, callClose), launcher });
+  }
+  return sites;
+}
+
+export interface Assignment {
+  /** Where the right-hand side lies. */
+  start: number;
+  end: number;
+  value: string;
+  /** The whole statement, for showing where a computed knob comes from. */
+  statement: string;
+  /** The name is one target of several (`BLOCK_SIZE, num_warps = f(n)`): the right-hand side is not its own. */
+  tuple: boolean;
+}
+
+/** The last assignment to `name` in [from, before) of the masked text: `name = expr`, `name: int = expr`, or a tuple target. */
+export function lastAssignment(masked: string, name: string, from: number, before: number): Assignment | undefined {
+  const text = masked.slice(from, before);
+  let found: Assignment | undefined;
+  const re = new RegExp(String.raw`^([ \t]*)((?:[A-Za-z_*][\w.]*\s*(?::\s*[\w.\[\], ]+)?\s*,\s*)*${name}\b(?:\s*:\s*[\w.\[\]]+)?(?:\s*,\s*[A-Za-z_*][\w.]*)*)\s*=(?!=)`, 'gm');
+  for (const m of text.matchAll(re)) {
+    const rhsStart = from + m.index! + m[0].length;
+    // the statement ends at the first newline outside brackets
+    let k = rhsStart;
+    let depth = 0;
+    for (; k < masked.length; k++) {
+      const ch = masked[k];
+      if ('([{'.includes(ch)) depth++;
+      else if (')]}'.includes(ch)) depth--;
+      else if (ch === '\n' && depth <= 0 && masked[k - 1] !== '\\') break;
+    }
+    const value = masked.slice(rhsStart, k).trim();
+    const start = rhsStart + masked.slice(rhsStart, k).indexOf(value);
+    const targets = m[2].split(',').map((t) => t.trim()).filter(Boolean);
+    found = { start, end: start + value.length, value, statement: masked.slice(from + m.index! + m[1].length, k).trim(), tuple: targets.length > 1 };
+  }
+  return found;
+}
+
+/** Offsets of `name` as a whole word in [start, end) of the masked text. */
+export function wordOffsets(masked: string, name: string, start: number, end: number): number[] {
+  const out: number[] = [];
+  for (const m of masked.slice(start, end).matchAll(new RegExp(String.raw`(?<![\w.'"])${name}(?![\w'"])`, 'g'))) out.push(start + m.index!);
+  return out;
+}
+
+/** The grid's text span: the brackets themselves, or the right-hand side of the `grid = ...` they name. */
+export function gridSpans(site: LaunchSite, masked: string): Array<[number, number]> {
+  const inner = masked.slice(site.grid[0] + 1, site.grid[1]).trim();
+  const spans: Array<[number, number]> = [[site.grid[0], site.grid[1] + 1]];
+  if (/^[A-Za-z_]\w*$/.test(inner) && site.launcher) {
+    const a = lastAssignment(masked, inner, site.launcher.start, site.at);
+    if (a && !a.tuple) spans.push([a.start, a.end]);
+  }
+  return spans;
+}
+
+export type KernelUse = 'covers' | 'tiles' | 'other';
+
+/**
+ * How the launched kernel(s) use a meta-parameter: `covers` when a block of that size must cover a whole
+ * extent in one pass (`tl.arange(0, NAME)` with no loop stepping by it and no program tiling by it: a
+ * smaller value silently drops elements), `tiles` when programs or a loop step by it (any power of two keeps
+ * the result), `other` when it is not an arange size. Also whether any kernel loops (num_stages matters then).
+ */
+export function kernelUse(src: string, masked: string, kernels: string[], name: string): { use: KernelUse; arange: boolean; loops: boolean } {
+  const functions = listFunctions(src, 'python');
+  const bodies = functions.filter((f) => kernels.includes(f.name)).map((f) => masked.slice(f.start, f.end));
+  if (!bodies.length) return { use: 'other', arange: false, loops: false };
+  const arange = new RegExp(String.raw`\barange\(\s*0\s*,\s*${name}\s*\)`);
+  const loopStep = new RegExp(String.raw`\brange\([^()]*(?:\([^()]*\)[^()]*)*,\s*${name}\s*[,)]|\+=\s*${name}\b`);
+  const tiled = new RegExp(String.raw`\*\s*${name}\b|\b${name}\s*\*`);
+  const loops = bodies.some((b) => /\bfor\b[^\n]*\brange\(|\bwhile\b/.test(b));
+  const usesArange = bodies.some((b) => arange.test(b));
+  if (!usesArange) return { use: 'other', arange: false, loops };
+  if (bodies.some((b) => loopStep.test(b) || tiled.test(b))) return { use: 'tiles', arange: true, loops };
+  return { use: 'covers', arange: true, loops };
+}
+
+/** The kernels a launch may run: the named function, or the functions a variable is assigned from (`fx = a if g else b`). */
+export function launchedKernels(src: string, masked: string, site: LaunchSite): string[] {
+  const names = new Set(listFunctions(src, 'python').map((f) => f.name));
+  if (names.has(site.kernel)) return [site.kernel];
+  if (!site.launcher) return [];
+  const a = lastAssignment(masked, site.kernel, site.launcher.start, site.at);
+  return a ? [...a.value.matchAll(/[A-Za-z_]\w*/g)].map((m) => m[0]).filter((n) => names.has(n)) : [];
+}
+
+/**
+ * The launcher's integer shape values in scope at a launch: names assigned from a tensor's `.shape` (tuple
+ * targets, `x.shape[i]`, `x.size(i)`, `x.numel()`), in order of assignment; a starred target is skipped.
+ */
+export function shapeVariables(masked: string, launcher: FunctionSpan, before: number): string[] {
+  const text = masked.slice(launcher.start, before);
+  const out: string[] = [];
+  const add = (n: string) => {
+    if (!out.includes(n)) out.push(n);
+  };
+  for (const m of text.matchAll(/^[ \t]*([A-Za-z_*][\w, *]*?)\s*(?::\s*int\s*)?=\s*([^\n]+)$/gm)) {
+    const targets = m[1].split(',').map((t) => t.trim()).filter(Boolean);
+    const rhs = m[2].trim();
+    if (/\.shape\s*$/.test(rhs) && targets.length > 1) targets.filter((t) => !t.startsWith('*') && /^[A-Za-z_]\w*$/.test(t)).forEach(add);
+    else if (targets.length === 1 && /^[A-Za-z_]\w*$/.test(targets[0]) && /\.shape\s*\[\s*-?\d+\s*\]\s*$|\.size\(\s*-?\d+\s*\)\s*$|\.numel\(\s*\)\s*$/.test(rhs)) add(targets[0]);
+  }
+  return out;
+}

@@ -1,0 +1,136 @@
+// Knobs in Triton code as people write it: launch parameters computed by helpers and expressions, autotune
+// lists built by comprehensions and loops, heuristics. Every rewritten source is parsed by Python itself.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { applyKnobs, detectKnobs, type Knob } from '../../../src/engine/knobs';
+
+const fixture = (name: string) => readFileSync(path.join(__dirname, 'fixtures', name), 'utf8');
+
+/** Python's own parser on the text: undefined when it compiles, else the error. */
+function pythonSyntaxError(src: string): string | undefined {
+  try {
+    execFileSync('python3', ['-c', 'import sys, ast; ast.parse(sys.stdin.read())'], { input: src, stdio: ['pipe', 'pipe', 'pipe'] });
+    return undefined;
+  } catch (e) {
+    return String((e as { stderr?: Buffer }).stderr ?? e);
+  }
+}
+
+const find = (knobs: Knob[], name: string) => {
+  const k = knobs.find((x) => x.name === name);
+  if (!k) throw new Error(`no knob ${name} in ${knobs.map((x) => x.name).join(', ')}`);
+  return k;
+};
+
+describe('launch parameters computed by the launcher', () => {
+  const src = fixture('triton_computed_launch.py');
+  const set = detectKnobs(src, 'k.py');
+
+  it('finds BLOCK_SIZE and num_warps from a helper returning a tuple, with the statement that computes them', () => {
+    const block = find(set.knobs, 'BLOCK_SIZE');
+    const warps = find(set.knobs, 'num_warps');
+    expect(block).toMatchObject({ kind: 'triton-computed', role: 'block', value: 0, expression: 'BLOCK_SIZE', scope: 'scale_rows' });
+    expect(block.origin).toBe('BLOCK_SIZE, num_warps = launch_settings(n_cols)');
+    expect(warps).toMatchObject({ kind: 'triton-computed', role: 'warps', value: 0, domain: [1, 2, 4, 8, 16, 32] });
+    // `fn = a if gemma else b; fn[(n_rows,)](...)`: both kernels are what the site launches
+    expect(block.kernels!.sort()).toEqual(['_scale_rows_gemma_kernel', '_scale_rows_kernel']);
+  });
+
+  it('a block that covers the row in one pass is guarded (never below the computed size) and left out of the search', () => {
+    const block = find(set.knobs, 'BLOCK_SIZE');
+    expect(block.guard).toBe('covers');
+    expect(block.searched).toBe(false);
+    const out = applyKnobs(src, set, { BLOCK_SIZE: 8192, num_warps: 8 });
+    expect(out).toContain('        BLOCK_SIZE=max(8192, BLOCK_SIZE),  # one block covers the row\n        num_warps=8,\n');
+    // the launcher's own uses of the names are unchanged
+    expect(out).toContain('    BLOCK_SIZE, num_warps = launch_settings(n_cols)\n');
+    expect(pythonSyntaxError(out)).toBeUndefined();
+    // read back, the guarded value is the knob's value and the guard stays
+    const again = find(detectKnobs(out, 'k.py').knobs, 'BLOCK_SIZE');
+    expect(again).toMatchObject({ value: 8192, guard: 'covers', expression: 'BLOCK_SIZE' });
+    expect(find(detectKnobs(out, 'k.py').knobs, 'num_warps')).toMatchObject({ kind: 'triton-launch', value: 8 });
+  });
+
+  it('a block size that tiles the data is a free knob, and the grid that uses the same variable follows it', () => {
+    const block = find(set.knobs, 'BLOCK');
+    expect(block).toMatchObject({ kind: 'triton-computed', role: 'block', value: 0, origin: 'BLOCK = min(4096, triton.next_power_of_2(n))' });
+    expect(block.searched).not.toBe(false);
+    expect(block.spans.length).toBe(2);
+    const warps = find(set.knobs, 'num_warps@93');
+    expect(warps.origin).toBe('num_warps = min(max(BLOCK // 256, 1), 8)');
+    const out = applyKnobs(src, set, { BLOCK: 1024, 'num_warps@93': 2 });
+    expect(out).toContain('    grid = (triton.cdiv(n, 1024),)\n');
+    expect(out).toContain('_gelu_kernel[grid](x, y, n, BLOCK=1024, num_warps=2)');
+    expect(out).toContain('    BLOCK = min(4096, triton.next_power_of_2(n))\n');
+    expect(pythonSyntaxError(out)).toBeUndefined();
+  });
+
+  it('a call written at the launch is a knob too; a looping kernel launched without num_stages gets it as a knob', () => {
+    const block = find(set.knobs, 'BLOCK@110');
+    expect(block).toMatchObject({ kind: 'triton-computed', expression: 'min(1024, triton.next_power_of_2(n_cols))' });
+    expect(block.searched).not.toBe(false); // the kernel loops over the row in steps of BLOCK
+    const stages = find(set.knobs, 'num_stages');
+    expect(stages).toMatchObject({ kind: 'triton-launch-option', role: 'stages', insert: 'num_stages', kernels: ['_row_sum_kernel'] });
+    const out = applyKnobs(src, set, { 'BLOCK@110': 256, num_stages: 3 });
+    expect(out).toContain('_row_sum_kernel[(n_rows,)](x, out, n_cols, BLOCK=256, num_warps=4, num_stages=3)');
+    expect(pythonSyntaxError(out)).toBeUndefined();
+    // the kernels without loops get no stages knob
+    expect(set.knobs.filter((k) => k.insert).length).toBe(1);
+  });
+
+  it('a local literal passed through a kwargs dict and the grid is a block knob by its use (an arange of it)', () => {
+    const rows = find(set.knobs, 'ROWS');
+    expect(rows).toMatchObject({ kind: 'py-constant', role: 'block', value: 16, kernels: ['_scale_row_blocks_kernel'] });
+    const out = applyKnobs(src, set, { ROWS: 64 });
+    expect(out).toContain('    ROWS = 64\n    extra["ROWS"] = ROWS\n');
+    expect(out).toContain('[(triton.cdiv(n_rows, ROWS),)]');
+  });
+
+  it('changes nothing when every knob keeps its value, and leaves the helper alone', () => {
+    expect(applyKnobs(src, set, Object.fromEntries(set.knobs.map((k) => [k.name, k.value])))).toBe(src);
+    expect(set.knobs.some((k) => k.spans.some(([s]) => s < src.indexOf('@triton.jit')))).toBe(false);
+  });
+});
+
+describe('autotune lists built in code, and heuristics', () => {
+  const src = fixture('triton_autotune_built.py');
+  const set = detectKnobs(src, 'k.py');
+
+  it('reads the values a loop feeds into triton.Config, named for the config key they feed', () => {
+    expect(find(set.knobs, 'BLOCK_M[0]')).toMatchObject({ role: 'block', value: 64 });
+    expect(find(set.knobs, 'BLOCK_M[1]')).toMatchObject({ role: 'block', value: 128 });
+    expect(find(set.knobs, 'num_warps[0]')).toMatchObject({ role: 'warps', value: 4 });
+    expect(find(set.knobs, 'num_warps[1]')).toMatchObject({ role: 'warps', value: 8 });
+    expect(find(set.knobs, 'cfg0.num_stages')).toMatchObject({ role: 'stages', value: 3 });
+    const out = applyKnobs(src, set, { 'BLOCK_M[1]': 256, 'num_warps[0]': 2 });
+    expect(out).toContain('    for bm in [64, 256]:\n        for warps in [2, 8]:\n');
+    expect(pythonSyntaxError(out)).toBeUndefined();
+  });
+
+  it('reads the values a comprehension feeds into triton.Config (a list and a tuple)', () => {
+    expect(find(set.knobs, 'BLOCK[0]')).toMatchObject({ role: 'block', value: 256 });
+    expect(find(set.knobs, 'BLOCK[1]')).toMatchObject({ role: 'block', value: 1024 });
+    expect(find(set.knobs, 'num_warps[0]@31')).toMatchObject({ role: 'warps', value: 2 });
+    const out = applyKnobs(src, set, { 'BLOCK[0]': 512, 'num_warps[1]@31': 8 });
+    expect(out).toContain('for b in [512, 1024] for w in (2, 8)]');
+    expect(pythonSyntaxError(out)).toBeUndefined();
+  });
+
+  it('reads @triton.heuristics lambdas: a covering block guarded, num_warps replaced, other keys ignored', () => {
+    const block = find(set.knobs, 'heuristic.BLOCK_SIZE');
+    expect(block).toMatchObject({ kind: 'triton-heuristic', guard: 'covers', searched: false, expression: 'triton.next_power_of_2(args["n_cols"])' });
+    const warps = find(set.knobs, 'heuristic.num_warps');
+    expect(warps).toMatchObject({ kind: 'triton-heuristic', role: 'warps', value: 0, expression: '8 if args["n_cols"] >= 2048 else 4' });
+    expect(set.knobs.some((k) => k.name.includes('EVEN'))).toBe(false);
+    const out = applyKnobs(src, set, { 'heuristic.num_warps': 16, 'heuristic.BLOCK_SIZE': 4096 });
+    expect(out).toContain('"num_warps": lambda args: 16,');
+    expect(out).toContain('"BLOCK_SIZE": lambda args: max(4096, triton.next_power_of_2(args["n_cols"])),');
+    expect(pythonSyntaxError(out)).toBeUndefined();
+  });
+
+  it('a launch through an autotuned kernel with a meta grid adds no launch knobs', () => {
+    expect(set.knobs.filter((k) => k.kind === 'triton-computed' || k.kind === 'triton-launch')).toEqual([]);
+  });
+});
