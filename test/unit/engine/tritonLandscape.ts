@@ -1,0 +1,107 @@
+// Scripted timing landscapes for Triton sources: verdicts computed from a candidate's knob values (read back
+// from its source by the engine's own detection), with per-shape timings and the failures a GPU gives
+// (out of shared memory; wrong results from a block too small for a row). Search tests are exact with them.
+import type { Evaluator } from '../../../src/engine/evolutionRun';
+import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/knobs';
+import type { Verdict } from '../../../src/engine/verdict';
+import type { EvaluationJob } from '../../../src/remote/host';
+import type { PoolVerdict } from '../../../src/remote/hostPool';
+
+/** A tiled matmul launched with small tiles, one warp and one stage (as a first version often is). */
+export const TRITON_MATMUL = `import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        rk = k0 + tl.arange(0, BLOCK_K)
+        a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def matmul(a, b, c):
+    M, K = a.shape
+    N = b.shape[1]
+    BLOCK_M = 16
+    BLOCK_N = 16
+    BLOCK_K = 16
+    grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
+    matmul_kernel[grid](a, b, c, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=1, num_stages=1)
+    return c
+`;
+
+export const SHARED_LIMIT = 232448;
+
+/** Bytes of shared memory a configuration asks for (fp16 operand tiles, one set per stage). */
+export function sharedBytes(v: KnobValues): number {
+  return 2 * v.num_stages * v.BLOCK_K * (v.BLOCK_M + v.BLOCK_N);
+}
+
+/**
+ * Time in arbitrary units, lower is better: smooth in log2 space with the interactions a GPU has (the warps a
+ * tile wants grow with its area; deep pipelines pay with long K tiles), optimum at 128x128x64, 8 warps, 4 stages.
+ */
+export function matmulTime(v: KnobValues): number {
+  const m = Math.log2(v.BLOCK_M) - 7;
+  const n = Math.log2(v.BLOCK_N) - 7;
+  const k = Math.log2(v.BLOCK_K) - 6;
+  const wantWarps = Math.max(1, (v.BLOCK_M * v.BLOCK_N) / 2048);
+  const w = Math.log2(v.num_warps) - Math.log2(wantWarps);
+  const s = v.num_stages - (k >= 0 ? 4 : 3);
+  return Math.exp(0.25 * m * m + 0.25 * n * n + 0.3 * k * k + 0.35 * w * w + 0.08 * s * s + 0.05 * m * n);
+}
+
+export interface LandscapeShape {
+  shape: Record<string, number>;
+  /** Time of the candidate's knob values on this shape; `incorrect`/`out of shared memory` when it throws one. */
+  time(v: KnobValues): number;
+}
+
+export class TritonLandscapeEvaluator implements Evaluator {
+  readonly totalSlots = 1;
+  readonly jobs: Array<{ id: string; values: KnobValues; status: string }> = [];
+
+  constructor(
+    private readonly baseline: string,
+    private readonly shapes: LandscapeShape[],
+    private readonly fail: (v: KnobValues) => Verdict | undefined = () => undefined,
+    readonly hardware?: string,
+  ) {}
+
+  async evaluate(job: EvaluationJob): Promise<PoolVerdict> {
+    const base = knobValues(detectKnobs(this.baseline, 'python'));
+    const values = knobValues(detectKnobs(job.candidateSource, 'python'));
+    const failed = this.fail(values);
+    this.jobs.push({ id: job.id, values, status: failed?.status ?? 'ok' });
+    if (failed) return { ...failed, host: 'landscape' };
+    const shapes = this.shapes.map((s) => {
+      const baseline_ms = s.time(base);
+      const candidate_ms = s.time(values);
+      return { shape: s.shape, baseline_ms, candidate_ms, speedup: baseline_ms / candidate_ms };
+    });
+    const speedup = Math.exp(shapes.reduce((a, s) => a + Math.log(s.speedup), 0) / shapes.length);
+    return { status: 'ok', reason: 'Correct.', speedup, shapes, host: 'landscape', placement: { host: 'landscape' } };
+  }
+}
+
+export function outOfSharedMemory(v: KnobValues): Verdict | undefined {
+  const need = sharedBytes(v);
+  if (need <= SHARED_LIMIT) return undefined;
+  return { status: 'runtime_error', reason: `The candidate raised an error in the correctness stage: out of resource: shared memory, Required: ${need}, Hardware limit: ${SHARED_LIMIT}. Reducing block sizes or \`num_stages\` may help.` };
+}
+
+/** The best time ratio over a grid of knob values (what an exhaustive search over that grid finds). */
+export function gridBest(axes: Record<string, number[]>, time: (v: KnobValues) => number, base: KnobValues, fail: (v: KnobValues) => unknown): { best: number; points: number } {
+  let points: KnobValues[] = [{}];
+  for (const [name, values] of Object.entries(axes)) points = points.flatMap((p) => values.map((x) => ({ ...p, [name]: x })));
+  let best = 0;
+  for (const p of points) if (!fail(p)) best = Math.max(best, time(base) / time(p));
+  return { best, points: points.length };
+}

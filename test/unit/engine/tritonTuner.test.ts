@@ -1,0 +1,101 @@
+// The tuner on Triton sources, against scripted landscapes: joint moves and hardware-informed starts on a
+// matmul launched with small tiles, and the constraints it learns from failures (no failed region twice).
+import { describe, expect, it } from 'vitest';
+import { EvolutionRun } from '../../../src/engine/evolutionRun';
+import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/knobs';
+import { GreedyPolicy } from '../../../src/engine/selection';
+import type { KernelSpec } from '../../../src/engine/spec';
+import { TuneOperator } from '../../../src/engine/tuneOperator';
+import type { Verdict } from '../../../src/engine/verdict';
+import { gridBest, matmulTime, outOfSharedMemory, sharedBytes, SHARED_LIMIT, TRITON_MATMUL, TritonLandscapeEvaluator, type LandscapeShape } from './tritonLandscape';
+
+const matmulSpec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/matmul.py', kernel: 'matmul_kernel' };
+const matmulShapes: LandscapeShape[] = [{ shape: { m: 2048, n: 2048, k: 2048 }, time: matmulTime }];
+// the grid of the issue: tiles 64..256, 4 or 8 warps, 3 or 4 stages
+const GRID = { BLOCK_M: [64, 128, 256], BLOCK_N: [64, 128, 256], BLOCK_K: [64, 128, 256], num_warps: [4, 8], num_stages: [3, 4] };
+
+async function tuneMatmul(budget: number, opts: { hardware?: string; knowledge?: boolean } = {}) {
+  const evaluator = new TritonLandscapeEvaluator(TRITON_MATMUL, matmulShapes, outOfSharedMemory, opts.hardware);
+  const op = new TuneOperator({ fileName: 'matmul.py', knowledgeDir: opts.knowledge === false ? null : undefined });
+  const run = new EvolutionRun({ runId: 't', runDir: '/tmp/none', spec: matmulSpec, baselineSource: TRITON_MATMUL, operators: [op],
+    evaluator, policy: new GreedyPolicy(), limits: { budget }, confirmTop: 0 });
+  const summary = await run.run();
+  return { summary, run, evaluator };
+}
+
+describe('joint moves and hardware-informed starts (Triton matmul from 16x16x16 tiles, 1 warp, 1 stage)', () => {
+  const base = knobValues(detectKnobs(TRITON_MATMUL, 'python'));
+  const grid = gridBest(GRID, matmulTime, base, outOfSharedMemory);
+
+  it('on an H200 reaches 98% of the exhaustive grid best in at most 20% of its evaluations', async () => {
+    expect(grid.points).toBe(108);
+    const budget = Math.floor(0.2 * grid.points);
+    const { summary, evaluator } = await tuneMatmul(budget, { hardware: 'nvidia-h200' });
+    expect(evaluator.jobs.length - 1).toBeLessThanOrEqual(budget);
+    expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.98);
+    // the first drafts are the Hopper matmul configurations of the knowledge base
+    expect(evaluator.jobs[1].values).toMatchObject({ BLOCK_M: 128, BLOCK_N: 128, BLOCK_K: 64, num_warps: 8, num_stages: 3 });
+  });
+
+  it('without a knowledge base, joint moves still get there (where one knob at a time stalls)', async () => {
+    const { summary } = await tuneMatmul(40, { knowledge: false });
+    expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('tries no configuration again that needs at least the shared memory of one that ran out', async () => {
+    const { evaluator } = await tuneMatmul(40, { hardware: 'nvidia-h200' });
+    const failures = evaluator.jobs.filter((j) => j.status !== 'ok');
+    for (const [i, j] of evaluator.jobs.entries()) {
+      const earlier = evaluator.jobs.slice(0, i).filter((x) => x.status !== 'ok');
+      // a later proposal never needs as much shared memory (per the tuner's footprint: stages x K x (M + N)) as an earlier failure
+      for (const f of earlier) expect(sharedBytes(j.values) < sharedBytes(f.values)).toBe(true);
+    }
+    expect(failures.every((f) => sharedBytes(f.values) > SHARED_LIMIT)).toBe(true);
+  });
+});
+
+/** A row kernel launched with a literal block that must cover the row: too small a block drops columns. */
+const ROW_KERNEL = `import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_scale_kernel(x_ptr, y_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    tl.store(y_ptr + row * n_cols + cols, x * 2.0, mask=cols < n_cols)
+
+
+def row_scale(x, y):
+    n_rows, n_cols = x.shape
+    row_scale_kernel[(n_rows,)](x, y, n_cols, BLOCK_SIZE=16384, num_warps=4)
+    return y
+`;
+
+describe('constraints learned from wrong results', () => {
+  it('after a block too small for a named shape, never proposes a block below that shape\'s next power of two', async () => {
+    const shapes = [{ rows: 1024, cols: 3000 }, { rows: 512, cols: 5000 }];
+    const wrong = (v: KnobValues): Verdict | undefined => {
+      const bad = shapes.find((s) => v.BLOCK_SIZE < s.cols);
+      return bad ? { status: 'incorrect', reason: `Wrong result on shape {rows=${bad.rows}, cols=${bad.cols}}, seed 1: 2048 of ${bad.cols} columns differ.` } : undefined;
+    };
+    // smaller blocks are faster here (fewer masked lanes), so a search without constraints keeps shrinking it
+    const time = (v: KnobValues) => v.BLOCK_SIZE * Math.exp(0.3 * (Math.log2(v.num_warps) - 3) ** 2);
+    const evaluator = new TritonLandscapeEvaluator(ROW_KERNEL, shapes.map((s) => ({ shape: s, time })), wrong, 'nvidia-h200');
+    const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/rows.py', kernel: 'row_scale_kernel' };
+    const run = new EvolutionRun({ runId: 'r', runDir: '/tmp/none', spec, baselineSource: ROW_KERNEL, operators: [new TuneOperator({ fileName: 'rows.py' })],
+      evaluator, policy: new GreedyPolicy(), limits: { budget: 24 }, confirmTop: 0 });
+    const summary = await run.run();
+    const wrongs = evaluator.jobs.filter((j) => j.status === 'incorrect');
+    expect(wrongs.length).toBeGreaterThanOrEqual(1);
+    // each wrong result raised the bound: no two wrong candidates failed the same way
+    const first = evaluator.jobs.findIndex((j) => j.status === 'incorrect');
+    const bound = (b: number) => 2 ** Math.ceil(Math.log2(Math.min(...shapes.map((s) => s.cols).filter((c) => c > b))));
+    for (const j of evaluator.jobs.slice(first + 1)) expect(j.values.BLOCK_SIZE).toBeGreaterThanOrEqual(bound(evaluator.jobs[first].values.BLOCK_SIZE));
+    expect(wrongs.length).toBeLessThanOrEqual(2);
+    // and the search still found the best correct point: the smallest covering block, 8 warps
+    expect(evaluator.jobs.find((j) => j.id === summary.best!.id)?.values).toMatchObject({ BLOCK_SIZE: 8192, num_warps: 8 });
+  });
+});
