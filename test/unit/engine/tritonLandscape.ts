@@ -1,11 +1,9 @@
 // Scripted timing landscapes for Triton sources: verdicts computed from a candidate's knob values (read back
 // from its source by the engine's own detection), with per-shape timings and the failures a GPU gives
 // (out of shared memory; wrong results from a block too small for a row). Search tests are exact with them.
-import type { Evaluator } from '../../../src/engine/evolutionRun';
+import type { EvaluationJob, Evaluator, PoolVerdict } from '../../../src/contract/job';
+import type { Verdict } from '../../../src/contract/verdict';
 import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/knobs';
-import type { Verdict } from '../../../src/engine/verdict';
-import type { EvaluationJob } from '../../../src/remote/host';
-import type { PoolVerdict } from '../../../src/remote/hostPool';
 
 /** A tiled matmul launched with small tiles, one warp and one stage (as a first version often is). */
 export const TRITON_MATMUL = `import torch

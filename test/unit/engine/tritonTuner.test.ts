@@ -6,7 +6,7 @@ import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/kn
 import { GreedyPolicy } from '../../../src/engine/selection';
 import type { KernelSpec } from '../../../src/engine/spec';
 import { TuneOperator } from '../../../src/engine/tuneOperator';
-import type { Verdict } from '../../../src/engine/verdict';
+import type { Verdict } from '../../../src/contract/verdict';
 import { gridBest, matmulTime, outOfSharedMemory, sharedBytes, SHARED_LIMIT, TRITON_MATMUL, TritonLandscapeEvaluator, type LandscapeShape } from './tritonLandscape';
 
 const matmulSpec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/matmul.py', kernel: 'matmul_kernel' };
