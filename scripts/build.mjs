@@ -9,6 +9,9 @@ const targets = [
     platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features', './crypto/build/Release/sshcrypto.node'] },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js',
     platform: 'node', format: 'cjs', target: 'node20', external: ['cpu-features', './crypto/build/Release/sshcrypto.node'] },
+  // the scripted OpenAI-compatible server as a program, for benchmark parts on machines without node_modules
+  { ...common, entryPoints: ['test/support/scriptedLlmMain.ts'], outfile: 'dist/scripted-llm-server.js',
+    platform: 'node', format: 'cjs', target: 'node20' },
   { ...common, entryPoints: ['src/webview/main.ts'], outfile: 'dist/webview.js',
     platform: 'browser', format: 'iife', target: 'es2022' },
 ];

@@ -170,3 +170,21 @@ def test_problem_missing_get_init_inputs_is_a_clear_error(harness: Harness, tmp_
     r = harness.run("evaluate", "--spec", str(bad), "--candidate", str(cand), "--json")
     assert r.returncode == 2
     assert "get_init_inputs" in r.stderr
+
+
+def test_gpu_examples_are_problems_and_their_candidates_pass_the_static_checks_as_named() -> None:
+    # The Triton candidates run only on a GPU (scripts/gpu/parts/i20-suite.sh); their static verdicts hold here.
+    from kernelevolve_harness import kernelbench, static_model
+    gpu = EXAMPLES / "kernelbench"
+    problems = sorted(gpu.glob("*.py"))
+    assert len(problems) >= 10
+    for problem in problems:
+        tree = kernelbench.parse_problem(str(problem))
+        assert tree is not None and kernelbench.framework(tree) == "torch", problem
+        folder = gpu / "candidates" / problem.stem
+        names = sorted(p.name for p in folder.glob("*.py"))
+        assert any("correct" in n for n in names) and any("wrong" in n for n in names), folder
+        for cand in folder.glob("*.py"):
+            reason = static_model.check(cand.read_text(), problem.read_text())
+            refused_statically = "calls_reference" in cand.name or "calls_layer" in cand.name
+            assert (reason is not None) == refused_statically, (cand, reason)

@@ -1,0 +1,28 @@
+"""Wrong: a right softmax kernel launched on the first half of the rows only (the rest is left unwritten)."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(x_ptr + row * stride + offs, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    e = tl.where(mask, e, 0.0)
+    tl.store(out_ptr + row * stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        rows, cols = x.shape
+        softmax_kernel[(rows // 2,)](x, out, cols, x.stride(0), BLOCK=triton.next_power_of_2(cols), num_warps=8)
+        return out

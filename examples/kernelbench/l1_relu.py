@@ -1,0 +1,23 @@
+"""Level 1 style: ReLU, elementwise."""
+import torch
+import torch.nn as nn
+
+batch_size = 4096
+dim = 4096
+SHAPES = [{"batch_size": 4096, "dim": 4096}, {"batch_size": 1023, "dim": 3001}]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
