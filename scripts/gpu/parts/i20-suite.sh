@@ -5,7 +5,8 @@
 # eager and (for the first COMPILE problems) over torch.compile, fast_p. (2) A few of KernelBench's own problem
 # files (.external/kernelbench/, from scripts/kernelbench-problems.sh) through `kernelevolve evaluate` as they
 # are, with the problem's own Model renamed ModelNew and with our Triton ModelNew, next to KernelBench's rule
-# (scripts/gpu/kernelbench_rule.py): where the verdicts differ. About 5-6 minutes on one H200.
+# (scripts/gpu/kernelbench_rule.py): where the verdicts differ. Also the model-cuda GPU tests. About 6 minutes on
+# one H200.
 # Needs: dist/ (npm run build: cli.js and scripted-llm-server.js), node (round.sh unpacks .node/), .external/.
 # Usage (by scripts/gpu/round.sh): bash scripts/gpu/parts/i20-suite.sh RAWDIR
 set -uo pipefail
@@ -21,6 +22,10 @@ for f in dist/cli.js dist/scripted-llm-server.js; do
   [ -f "$f" ] || { echo "i20-suite: $f is missing; run npm run build before the round"; exit 0; }
 done
 
+if [ -z "${DRY:-}" ]; then
+  echo "-- harness GPU tests of model-cuda (harness/tests/test_kernelbench_gpu.py)"
+  PYTHONPATH=harness timeout 240 python3 -m pytest harness/tests/test_kernelbench_gpu.py -q -rs 2>&1 | tail -12
+fi
 node dist/scripted-llm-server.js "$CANDIDATES" > "$RAW/server.json" 2> "$RAW/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null' EXIT
