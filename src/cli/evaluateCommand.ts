@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadSpec, SpecError } from '../engine/spec';
 import type { Verdict } from '../contract/verdict';
-import { createHosts, loadConfig } from '../remote/hostConfig';
+import { createHosts, loadConfig, NO_HOSTS } from '../remote/hostConfig';
 import '../remote/hosts';
 import { CliError, EXIT } from './cliError';
 import { cliHostOptions } from './sshPrompts';
@@ -38,7 +38,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
   }
   const config = await loadConfig(values.config);
   const [host] = createHosts(config, values.host ?? [], cliHostOptions({ acceptNewHostKey: values['accept-new-host-key'] }));
-  if (!host) throw new CliError('The config lists no hosts; add {"name": "local", "type": "local"} to "hosts".');
+  if (!host) throw new CliError(NO_HOSTS);
   // A Slurm host says which job and node took the candidate: progress, so stderr (stdout stays the verdict).
   host.onLog?.((level, message) => process.stderr.write(`${level === 'info' ? '' : `${level}: `}${message}\n`));
   let verdict: Verdict;

@@ -8,6 +8,7 @@ import { loadSpec, type KernelSpec } from '../engine/spec';
 import type { HostOptions } from '../remote/hostConfig';
 import { createHosts } from '../remote/hostConfig';
 import '../remote/hosts';
+import { evaluateOnce } from '../run/evaluateOnce';
 import { applyEdits, planAccept } from './acceptPlan';
 import type { ApiKeyStore } from './apiKey';
 import { candidateUri } from './candidateDocuments';
@@ -184,19 +185,22 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     const spec = await specFor(ctx, target, settings);
     if (!spec) return undefined;
     if (target.document.isDirty) await target.document.save();
-    const [host] = createHosts(settings.config, [], editorHostOptions());
-    try {
-      const verdict = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `KernelEvolve: profiling ${target.site.name} on ${host.name}…`, cancellable: true },
-        (_p, token) => {
-          const ac = new AbortController();
-          token.onCancellationRequested(() => ac.abort());
-          return host.evaluate({ id: `profile-${Date.now().toString(36)}`, specPath: spec.specPath, baselinePath: spec.sourcePath, candidateSource: target.document.getText(), candidateFileName: path.basename(spec.sourcePath), profile: true }, ac.signal);
+    const verdict = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `KernelEvolve: profiling ${target.site.name}…`, cancellable: true },
+      (progress, token) => {
+        const ac = new AbortController();
+        token.onCancellationRequested(() => ac.abort());
+        return evaluateOnce({
+          config: settings.config,
+          hostOptions: editorHostOptions(),
+          job: { id: `profile-${Date.now().toString(36)}`, specPath: spec.specPath, baselinePath: spec.sourcePath, candidateSource: target.document.getText(), candidateFileName: path.basename(spec.sourcePath), profile: true },
+          signal: ac.signal,
+          onStart: (host) => progress.report({ message: `on ${host}` }),
+          onLog: (_level, message) => ctx.log.appendLine(`Profile ${target.site.name}: ${message}`),
         });
-      await reports.open(`profile-${Date.now().toString(36)}`, `${target.site.name}-profile`, profileReportMarkdown(`${target.site.name} as it stands (${host.name})`, verdict));
-      return verdict;
-    } finally {
-      await host.dispose();
-    }
+      });
+    const where = verdict.placement?.host ?? verdict.host;
+    await reports.open(`profile-${Date.now().toString(36)}`, `${target.site.name}-profile`, profileReportMarkdown(`${target.site.name} as it stands${where ? ` (${where})` : ''}`, verdict));
+    return verdict;
   });
 
   const checkHosts = () => withErrors('Check Hosts', async () => {

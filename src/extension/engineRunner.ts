@@ -1,19 +1,13 @@
-// The one place the editor calls the engine: a run is the engine's EvolutionRun over a HostPool built from
-// the settings, persisted by the engine's RunStore in the workspace, the same pieces the CLI uses.
+// The one place the editor calls the engine: a run is started by the same startRun as the CLI's (src/run/),
+// from the editor's settings, and persisted in the workspace's run store.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Candidate } from '../engine/candidate';
 import type { EngineEvent, RunSummary } from '../engine/events';
-import { EvolutionRun } from '../engine/evolutionRun';
-import type { Operator } from '../engine/operator';
 import { RunStore } from '../engine/runStore';
-import type { KernelSpec } from '../engine/spec';
-import { loadSpec } from '../engine/spec';
-import { TuneOperator } from '../engine/tuneOperator';
 import { RunReference, scoreOf } from '../engine/runReference';
-import { createHosts, type HostOptions } from '../remote/hostConfig';
-import '../remote/hosts';
-import { HostPool } from '../remote/hostPool';
+import type { HostOptions } from '../remote/hostConfig';
+import { startRun, type StartedRun } from '../run/startRun';
 import type { BestPoint, RunHeader, RunStatus, RunView } from '../protocol';
 import type { EvolveSettings } from './settings';
 
@@ -40,52 +34,26 @@ export interface StoredRun {
   log: RunView['log'];
 }
 
-async function operatorsFor(names: string[], spec: KernelSpec, req: EvolveRequest, runDir: string, workspace: string): Promise<Operator[]> {
-  const ops: Operator[] = [];
-  for (const name of names) {
-    if (name === 'tune') ops.push(new TuneOperator({ fileName: path.basename(spec.sourcePath) }));
-    else if (name === 'llm') {
-      const { createLlmOperator } = await import('../engine/llm/llmOperator');
-      ops.push(createLlmOperator({
-        model: req.settings.model, llm: req.settings.config.llm, baseURL: req.settings.baseURL, apiKey: req.apiKey,
-        knowledge: req.settings.config.knowledge, workspaceDir: workspace, runDir, onEvent: req.onEvent,
-      }));
-    }
-  }
-  return ops;
+/** Starts (or resumes) one evolution from the editor's settings; the run reports every engine event. */
+export function startEditorRun(req: EvolveRequest): Promise<StartedRun> {
+  const s = req.settings;
+  return startRun({
+    specPath: req.specPath,
+    resume: req.resumeDir ? RunStore.load(req.resumeDir) : undefined,
+    settings: { operators: s.operators, budget: s.budget, timeMin: s.timeMinutes, plateau: s.plateau, target: s.targetSpeedup, model: s.model },
+    config: s.config,
+    llmEndpoint: { baseURL: s.baseURL, apiKey: req.apiKey },
+    hostOptions: req.hostOptions,
+    workspace: path.resolve(req.storeRoot, '..', '..'),
+    onEvent: req.onEvent,
+    signal: req.signal,
+    quit: req.quit,
+  });
 }
 
 /** Runs (or resumes) one evolution to its end, reporting every engine event. */
 export async function runEvolution(req: EvolveRequest): Promise<RunSummary> {
-  const workspace = path.resolve(req.storeRoot, '..', '..');
-  const loaded = req.resumeDir ? RunStore.load(req.resumeDir) : undefined;
-  const spec = loaded ? await loadSpec(loaded.record.spec.specPath) : await loadSpec(req.specPath);
-  const hosts = createHosts(req.settings.config, [], req.hostOptions);
-  const pool = new HostPool(hosts, { onHostFailure: (host, e) => req.onEvent({ type: 'log', level: 'warn', message: `host ${host} failed: ${e.message}`, at: Date.now() }) });
-  // Slurm hosts report their jobs (submitted, running on a node, ended, requeued) as the run's log.
-  for (const h of hosts) h.onLog?.((level, message) => req.onEvent({ type: 'log', level, message, at: Date.now() }));
-  try {
-    const options = { operators: req.settings.operators, budget: req.settings.budget, time: req.settings.timeMinutes, plateau: req.settings.plateau, target: req.settings.targetSpeedup, model: req.settings.model, source: 'vscode' };
-    const store = loaded?.store ?? RunStore.create({ spec, options, hosts: hosts.map((h) => ({ name: h.name, slots: h.slots, hardware: h.hardware })), workspace });
-    const baselineSource = loaded?.candidates.find((c) => c.operator === 'baseline' || c.parents.length === 0)?.source ?? await fs.readFile(spec.sourcePath, 'utf8');
-    const run = new EvolutionRun({
-      runId: store.runId,
-      runDir: store.runDir,
-      spec,
-      baselineSource,
-      operators: await operatorsFor(req.settings.operators, spec, req, store.runDir, workspace),
-      evaluator: pool,
-      limits: { budget: req.settings.budget, timeS: req.settings.timeMinutes ? req.settings.timeMinutes * 60 : undefined, plateau: req.settings.plateau, target: req.settings.targetSpeedup },
-      resume: loaded ? { candidates: loaded.candidates, used: loaded.record.counters.used, duplicates: loaded.record.counters.duplicates, invalid: loaded.record.counters.invalid } : undefined,
-      signal: req.signal,
-      quit: req.quit,
-    });
-    run.on(store.listener); // persisted before the editor sees it
-    run.on(req.onEvent);
-    return await run.run();
-  } finally {
-    await pool.dispose();
-  }
+  return (await startEditorRun(req)).finished;
 }
 
 /** Best speedup so far, as the candidates were judged: the engine's score (against the run's baseline timings;

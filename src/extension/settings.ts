@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { ConfigError } from '../contract/config';
 import { validateConfig, type KernelEvolveConfig } from '../remote/hostConfig';
+import { OPERATOR_NAMES } from '../run/operatorRegistry';
 
 export interface EvolveSettings {
   config: KernelEvolveConfig;
@@ -15,8 +16,6 @@ export interface EvolveSettings {
   baseURL?: string;
 }
 
-export const KNOWN_OPERATORS = ['tune', 'llm'];
-
 /** Reads and checks the settings; throws ConfigError with every problem in one message. */
 export function readSettings(scope?: vscode.Uri): EvolveSettings {
   const c = vscode.workspace.getConfiguration('kernelEvolve', scope);
@@ -25,9 +24,9 @@ export function readSettings(scope?: vscode.Uri): EvolveSettings {
   const baseURL = c.get<string>('llm.baseURL') || undefined;
   const config = validateConfig({ hosts: hosts && hosts.length ? hosts : undefined, llm: { model, baseURL } }, 'The setting kernelEvolve.hosts');
   const operators = (c.get<string[]>('operators') ?? ['tune']).filter(Boolean);
-  const unknown = operators.filter((o) => !KNOWN_OPERATORS.includes(o));
+  const unknown = operators.filter((o) => !OPERATOR_NAMES.includes(o));
   if (!operators.length || unknown.length) {
-    throw new ConfigError(`The setting kernelEvolve.operators lists ${unknown.length ? unknown.map((o) => `"${o}"`).join(', ') + ', which are' : 'no operator, which is'} not known; use any of ${KNOWN_OPERATORS.join(', ')}.`);
+    throw new ConfigError(`The setting kernelEvolve.operators lists ${unknown.length ? unknown.map((o) => `"${o}"`).join(', ') + ', which are' : 'no operator, which is'} not known; use any of ${OPERATOR_NAMES.join(', ')}.`);
   }
   const budget = c.get<number>('budget.candidates') ?? 40;
   if (!Number.isInteger(budget) || budget < 1) throw new ConfigError('The setting kernelEvolve.budget.candidates must be a positive whole number of candidates.');

@@ -63,6 +63,9 @@ export interface KernelEvolveConfig {
   knowledge?: string[];
 }
 
+/** What to say when a config names no host at all. */
+export const NO_HOSTS = 'The config lists no hosts; add {"name": "local", "type": "local"} to "hosts".';
+
 export const DEFAULT_CONFIG: KernelEvolveConfig = { hosts: [{ name: 'local', type: 'local' }] };
 
 /** Checks a parsed config; every problem is one sentence naming the field and what to write. */

@@ -50,7 +50,8 @@ describe('SSH prompts', () => {
 
 describe('the llm operator in kernelevolve evolve', () => {
   it('sends its retry notices to the run\'s listener (the progress display), not to raw stderr', async () => {
-    const { createOperators } = await import('../../src/cli/evolveCommand');
+    const { createOperators } = await import('../../src/run/operatorRegistry');
+    const { resolveRunSettings } = await import('../../src/run/runSettings');
     const { ScriptedLlmServer } = await import('../support/scriptedLlmServer');
     const server = new ScriptedLlmServer([{ kind: 'status', status: 429, retryAfter: '0.05' }, { kind: 'answer', content: 'No code.' }]);
     await server.start();
@@ -62,8 +63,8 @@ describe('the llm operator in kernelevolve evolve', () => {
     const write = process.stderr.write;
     try {
       const spec2: KernelSpec = { ...spec, specPath: path.resolve(__dirname, '../../examples/cpp/matmul_blocked/spec.py') };
-      const [op] = await createOperators({ spec: spec2, config: { hosts: [] } as never, onEvent: (e) => events.push(e),
-        options: { operators: ['llm'], model: 'gpt-4o-mini', policy: 'greedy', hosts: [], jobTimeoutS: 60, profile: false } });
+      const [op] = await createOperators({ spec: spec2, config: {}, onEvent: (e) => events.push(e), workspaceDir: process.cwd(),
+        settings: resolveRunSettings({ operators: ['llm'], model: 'gpt-4o-mini', jobTimeoutS: 60 }) });
       process.stderr.write = ((s: string) => (written.push(String(s)), true)) as typeof process.stderr.write;
       await op.propose({ spec: spec2, baselineSource: 'extern "C" void matmul() {}\n', candidates: [], seen: new Set() });
     } finally {
