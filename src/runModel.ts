@@ -36,7 +36,10 @@ export type SortKey = 'id' | 'speedup' | 'status' | 'host' | 'operator';
 export function sortRows(rows: readonly CandidateRow[], key: SortKey, descending: boolean): CandidateRow[] {
   const val = (r: CandidateRow): string | number => key === 'speedup' ? (r.status === 'ok' ? r.speedup ?? 0 : -1)
     : key === 'status' ? r.status ?? r.state : (r[key] ?? '');
+  // By speedup, the confirmed candidates come first: a first measurement alone never sits above the best.
+  const tier = (r: CandidateRow) => (key === 'speedup' && r.confirmation === 'confirmed' ? 1 : 0);
   const sorted = [...rows].sort((a, b) => {
+    if (tier(a) !== tier(b)) return tier(a) - tier(b);
     const x = val(a);
     const y = val(b);
     const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
@@ -106,4 +109,12 @@ export function chartGeometry(points: readonly BestPoint[], width: number, heigh
 
 export function formatSpeedup(s: number | undefined): string {
   return s === undefined || !Number.isFinite(s) ? '—' : `${s.toFixed(2)}x`;
+}
+
+/** A candidate's one figure wherever it is shown (table, lens, preview, notification): the run's score for it,
+ *  `confirmed` once judged again, `unconfirmed` when `unconfirmedNote` and it was measured once only. */
+export function formatCandidateSpeedup(r: Pick<CandidateRow, 'status' | 'speedup' | 'confirmation'>, unconfirmedNote = false): string {
+  if (r.status !== 'ok') return '—';
+  if (r.confirmation === 'lost') return 'lost its place';
+  return `${formatSpeedup(r.speedup)}${r.confirmation === 'confirmed' ? ' confirmed' : unconfirmedNote ? ' unconfirmed' : ''}`;
 }

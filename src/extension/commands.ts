@@ -17,8 +17,13 @@ import { grammarFor, KernelLocator } from './kernelLocator';
 import { profileReportMarkdown } from './profileReport';
 import type { ReportDocuments } from './reportDocuments';
 import type { RunManager } from './runManager';
+import { candidateFigure } from './runState';
 import { readSettings, reportSettingsError, type EvolveSettings } from './settings';
 import type { SidePanel } from './sidePanel';
+import { addGpuHost } from './addGpuHost';
+import { anyHostRuns, describeReadiness } from './hostReadiness';
+import type { EarlyFailure } from './runManager';
+import { diagnoseRunFailure, FIX_LABELS, type FailureFix } from './runFailure';
 import { draftSpec, type SpecDraft } from './specDraft';
 import { refineSpecWithLlm } from './specDraftLlm';
 import { findSpecs } from './specLocator';
@@ -142,7 +147,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     const c = run?.candidates.get(id);
     const base = run?.baseline;
     if (!run || !c || !base) throw new UserFacingError(`Candidate ${id} of run ${runId} is not known.`);
-    const title = `${run.view.kernel}: baseline ↔ ${id}${c.verdict?.speedup ? ` (${c.verdict.speedup.toFixed(2)}x)` : ''}`;
+    const title = `${run.view.kernel}: baseline ↔ ${id}${c.verdict?.status === 'ok' ? ` (${candidateFigure(c)})` : ''}`;
     await vscode.commands.executeCommand('vscode.diff', candidateUri(runId, base.id, run.view.sourcePath), candidateUri(runId, id, run.view.sourcePath), title, { preview: true });
   });
 
@@ -165,7 +170,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     await doc.save();
     await vscode.window.showTextDocument(doc, { preview: false });
     await runs.dismiss(runId, id); // accepted: the lens has done its job
-    void vscode.window.showInformationMessage(`KernelEvolve: applied ${id} (${c.verdict?.speedup?.toFixed(2) ?? '?'}x) to ${run.view.kernel}${plan.relocated ? ' (found again after your edits)' : ''}. Undo (Ctrl+Z) reverts it.`);
+    void vscode.window.showInformationMessage(`KernelEvolve: applied ${id} (${candidateFigure(c)}) to ${run.view.kernel}${plan.relocated ? ' (found again after your edits)' : ''}. Undo (Ctrl+Z) reverts it.`);
     return true;
   });
 
@@ -204,18 +209,26 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
   });
 
   const checkHosts = () => withErrors('Check Hosts', async () => {
+    requireTrust();
     const settings = readSettings();
     const hosts = createHosts(settings.config, [], editorHostOptions());
     try {
       const checks = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `KernelEvolve: checking ${hosts.length} host(s)…` },
         () => Promise.all(hosts.map((h) => h.check().catch((e: Error) => ({ host: h.name, reachable: false, facts: {}, error: e.message })))));
       ctx.log.appendLine(`Hosts checked ${new Date().toISOString()}:`);
-      for (const c of checks) ctx.log.appendLine(`  ${c.host}: ${c.reachable ? 'reachable' : 'UNREACHABLE'}${c.error ? ' — ' + c.error : ''} ${Object.entries(c.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+      for (const c of checks) {
+        ctx.log.appendLine(`  ${describeReadiness(c)}`);
+        ctx.log.appendLine(`    ${c.reachable ? 'reachable' : 'UNREACHABLE'}${c.error ? ' — ' + c.error : ''} ${Object.entries(c.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+      }
       ctx.log.show(true);
-      const bad = checks.filter((c) => !c.reachable);
-      const summary = checks.map((c) => `${c.host} ${c.reachable ? '✓' : '✗'}`).join(', ');
-      if (bad.length) void vscode.window.showWarningMessage(`KernelEvolve hosts: ${summary}. ${bad.map((b) => `${b.host}: ${b.error ?? 'unreachable'}`).join('; ')}`);
-      else void vscode.window.showInformationMessage(`KernelEvolve hosts: ${summary}.`);
+      // Per host, what each backend needs and has: "local ✓" on a machine without a GPU misled.
+      const summary = checks.map(describeReadiness).join('; ');
+      const noGpu = !anyHostRuns(checks, 'triton') && !anyHostRuns(checks, 'cuda');
+      const bad = checks.some((c) => !c.reachable);
+      const show = bad || noGpu ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+      void show(`KernelEvolve hosts: ${summary}.${noGpu ? ' No host can run Triton or CUDA kernels.' : ''}`, ...(noGpu ? ['Add GPU Host'] : [])).then((a) => {
+        if (a === 'Add GPU Host') void vscode.commands.executeCommand('kernelEvolve.addGpuHost');
+      });
       return checks;
     } finally {
       await Promise.all(hosts.map((h) => h.dispose()));
@@ -229,10 +242,35 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     reg('kernelEvolve.profileAtCursor', profileAtCursor),
     reg('kernelEvolve.checkHosts', checkHosts),
     reg('kernelEvolve.setApiKey', () => ctx.apiKey.promptAndStore()),
+    reg('kernelEvolve.addGpuHost', () => withErrors('Add GPU Host', async () => { requireTrust(); return addGpuHost(ctx.log, editorHostOptions()); })),
     reg('kernelEvolve.previewCandidate', preview),
     reg('kernelEvolve.acceptCandidate', accept),
     reg('kernelEvolve.dismissCandidate', dismiss),
     reg('kernelEvolve.showProfileReport', profileReport),
     reg('kernelEvolve.showPanel', () => panel.reveal()),
   ];
+}
+
+/** A run that failed before judging any candidate: the cause in one sentence, the fixes as buttons. */
+export async function reportEarlyFailure(ctx: CommandContext, f: EarlyFailure): Promise<void> {
+  let localOnly = true;
+  try {
+    localOnly = readSettings().config.hosts.every((h) => h.type === 'local');
+  } catch {
+    // a settings problem is reported on its own
+  }
+  const d = diagnoseRunFailure({ backend: f.spec.backend, kind: f.kind, message: f.message, localOnly, specName: path.basename(f.spec.specPath) });
+  const labels = d.fixes.map((x) => FIX_LABELS[x]);
+  const picked = await vscode.window.showErrorMessage(`KernelEvolve: ${d.sentence}`, ...labels);
+  const fix = d.fixes[labels.indexOf(picked ?? '')] as FailureFix | undefined;
+  const open = async (file: string) => { await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(file), { preview: false }); };
+  switch (fix) {
+    case 'addGpuHost': return void (await vscode.commands.executeCommand('kernelEvolve.addGpuHost'));
+    case 'openHostSettings': return void (await vscode.commands.executeCommand('workbench.action.openSettings', 'kernelEvolve.hosts'));
+    case 'checkHosts': return void (await vscode.commands.executeCommand('kernelEvolve.checkHosts'));
+    case 'openSpec': return open(f.spec.specPath);
+    case 'openSource': return open(f.spec.sourcePath);
+    case 'showRun': return void (await ctx.panel.reveal(f.runId));
+    default: return undefined;
+  }
 }

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ApiKeyStore } from './apiKey';
 import { CANDIDATE_SCHEME, CandidateDocuments } from './candidateDocuments';
-import { registerCommands } from './commands';
+import { registerCommands, reportEarlyFailure } from './commands';
 import { DisposableStore } from './disposables';
 import { KernelCodeLens } from './kernelCodeLens';
 import { REPORT_SCHEME, ReportDocuments } from './reportDocuments';
@@ -42,7 +42,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Kernel
   store.add(vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, reports));
   const lens = store.add(new KernelCodeLens(runs));
   store.add(vscode.languages.registerCodeLensProvider(KERNEL_LANGUAGES.map((language) => ({ language, scheme: 'file' })), lens));
-  for (const d of registerCommands({ runs, panel, reports, apiKey, log })) store.add(d);
+  const commandContext = { runs, panel, reports, apiKey, log };
+  for (const d of registerCommands(commandContext)) store.add(d);
+  store.add(runs.onDidFailEarly((f) => void reportEarlyFailure(commandContext, f)));
 
   await runs.loadStored();
   const api: KernelEvolveApi = { runs, panel };

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { DisposableStore } from './disposables';
 import { grammarFor, KernelLocator } from './kernelLocator';
 import type { RunManager } from './runManager';
+import { candidateFigure } from './runState';
 
 export class KernelCodeLens implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly store = new DisposableStore();
@@ -25,10 +26,8 @@ export class KernelCodeLens implements vscode.CodeLensProvider, vscode.Disposabl
       const best = this.runs.bestFor(doc.uri.fsPath, k.name);
       if (best) {
         const args = [best.run.runId, best.candidate.id];
-        // The run's score (against the median of every baseline timing) when this is the run's best.
-        const speedup = (best.run.view.best?.id === best.candidate.id ? best.run.view.best.speedup : undefined) ?? best.candidate.verdict?.speedup ?? 1;
         lenses.push(
-          new vscode.CodeLens(range, { title: `$(rocket) ${speedup.toFixed(2)}x faster variant — Preview`, command: 'kernelEvolve.previewCandidate', arguments: args }),
+          new vscode.CodeLens(range, { title: `$(rocket) ${candidateFigure(best.candidate)} faster variant (${best.candidate.id}) — Preview`, command: 'kernelEvolve.previewCandidate', arguments: args }),
           new vscode.CodeLens(range, { title: 'Accept', command: 'kernelEvolve.acceptCandidate', arguments: args }),
           new vscode.CodeLens(range, { title: 'Dismiss', command: 'kernelEvolve.dismissCandidate', arguments: args }),
         );

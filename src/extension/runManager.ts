@@ -26,6 +26,13 @@ export interface RunLaunch {
   hostOptions?: EvolveRequest['hostOptions'];
 }
 
+export interface EarlyFailure {
+  runId?: string;
+  spec: KernelSpec;
+  kind?: 'host' | 'baseline' | 'operator';
+  message: string;
+}
+
 export class RunManager implements vscode.Disposable {
   private readonly runs = new Map<string, RunState>();
   private readonly active = new Map<string, ActiveRun>();
@@ -36,6 +43,9 @@ export class RunManager implements vscode.Disposable {
   readonly onDidUpdate = this.updateEmitter.event;
   /** The set of runs changed; carries the id of a run that just started. */
   readonly onDidChangeRuns = this.runsEmitter.event;
+  private readonly failEmitter = this.store.add(new vscode.EventEmitter<EarlyFailure>());
+  /** A run ended in an error before it judged any candidate but the baseline. */
+  readonly onDidFailEarly = this.failEmitter.event;
 
   constructor(private readonly storeRoot: string | undefined, private readonly log: vscode.OutputChannel, private readonly dismissed: vscode.Memento) {}
 
@@ -79,6 +89,7 @@ export class RunManager implements vscode.Disposable {
     let rejectStarted!: (e: Error) => void;
     const started = new Promise<string>((res, rej) => { resolveStarted = res; rejectStarted = rej; });
     const pending: Parameters<EvolveRequest['onEvent']>[0][] = [];
+    let failed = false;
     const onEvent: EvolveRequest['onEvent'] = (ev) => {
       if (!state) {
         if (ev.type !== 'run-started') { pending.push(ev); return; }
@@ -98,6 +109,10 @@ export class RunManager implements vscode.Disposable {
         this.runsEmitter.fire(state.runId);
         resolveStarted(state.runId);
       }
+      if (ev.type === 'run-finished' && ev.reason === 'error' && state.view.evaluated <= 1) {
+        failed = true;
+        this.failEmitter.fire({ runId: state.runId, spec: launch.spec, kind: ev.error?.kind, message: ev.error?.message ?? 'the run ended in an error' });
+      }
       if (ev.type === 'log' || ev.type === 'run-finished') this.log.appendLine(`[${state.runId}] ${ev.type === 'log' ? ev.message : `finished: ${ev.reason}${ev.error ? ' — ' + ev.error.message : ''}`}`);
       this.forward(state, ev);
     };
@@ -116,6 +131,7 @@ export class RunManager implements vscode.Disposable {
       () => undefined,
       (e: Error) => {
         this.log.appendLine(`Run failed: ${e.stack ?? e.message}`);
+        if (!failed && (!state || state.view.evaluated <= 1)) this.failEmitter.fire({ runId: state?.runId, spec: launch.spec, message: e.message });
         if (state) {
           const delta = state.apply({ runId: state.runId, header: { status: 'failed', reason: e.message }, log: [{ level: 'error', message: e.message, at: Date.now() }] });
           this.updateEmitter.fire(delta);
@@ -128,6 +144,8 @@ export class RunManager implements vscode.Disposable {
         if (state.view.status === 'running') {
           this.updateEmitter.fire(state.apply({ runId: state.runId, header: { status: 'stopped', reason: 'stopped', confirming: undefined } }));
         }
+        const settled = state.settle();
+        if (settled) this.updateEmitter.fire(settled);
         this.runsEmitter.fire(undefined);
       }
     });

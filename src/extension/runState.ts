@@ -5,7 +5,7 @@ import type { Candidate } from '../engine/candidate';
 import type { EngineEvent } from '../engine/events';
 import { scoreOf } from '../engine/runReference';
 import type { CandidateRow, RunDelta, RunHeader, RunStatus, RunView } from '../protocol';
-import { applyDelta, rowIndex } from '../runModel';
+import { applyDelta, formatCandidateSpeedup, rowIndex } from '../runModel';
 
 /** A leader's confirmation: none yet, kept its place (confirmed), or not ok when judged again (lost). */
 export function confirmationOf(c: Candidate): CandidateRow['confirmation'] {
@@ -22,14 +22,23 @@ export function rowOf(c: Candidate): CandidateRow {
     mode: c.mode,
     state: c.state,
     status: c.verdict?.status,
-    // A re-judged leader shows the figure the engine keeps for it (the confirmed score, 0 once it lost its place).
-    speedup: c.verdict?.status !== 'ok' ? undefined : confirmation ? scoreOf(c) : c.verdict.speedup,
+    // The engine's score for it, the one figure shown everywhere: against the run's reference timings, and for a
+    // re-judged leader the confirmed score (0 once it lost its place).
+    speedup: c.verdict?.status !== 'ok' ? undefined : scoreOf(c),
     host: c.placement?.host ?? c.verdict?.host,
     reason: c.verdict?.reason,
     proposedAt: c.timings.proposedAt,
     finishedAt: c.timings.finishedAt,
     ...(confirmation ? { confirmation } : {}),
   };
+}
+
+/** The state of a row whose run ended before it was judged. */
+export const NOT_JUDGED = 'not judged';
+
+/** The figure the editor shows for a candidate (lens, preview, notification), the same as its table row. */
+export function candidateFigure(c: Candidate): string {
+  return formatCandidateSpeedup(rowOf(c));
 }
 
 export class RunState {
@@ -43,6 +52,7 @@ export class RunState {
     this.index = rowIndex(this.view);
     for (const c of candidates) this.candidates.set(c.id, c);
     applyDelta(this.view, { runId: header.runId, rows: candidates.map(rowOf) }, this.index);
+    if (header.status !== 'running') this.settle();
   }
 
   get runId(): string {
@@ -62,6 +72,12 @@ export class RunState {
   best(): Candidate | undefined {
     const id = this.view.best?.id;
     return id ? this.candidates.get(id) : undefined;
+  }
+
+  /** Once the run has ended: rows it left proposed, queued or evaluating say they were not judged. */
+  settle(): RunDelta | undefined {
+    const open = this.view.candidates.filter((r) => r.state !== 'done' && !r.status);
+    return open.length ? this.apply({ runId: this.runId, rows: open.map((r) => ({ ...r, state: NOT_JUDGED })) }) : undefined;
   }
 
   apply(delta: RunDelta): RunDelta {
@@ -105,7 +121,8 @@ export class RunState {
           const last = this.view.bestOverTime.at(-1);
           const points = best && (last?.id !== best.id || last.speedup !== best.speedup) ? [{ t: Math.max(0, ev.at - this.view.startedAt), speedup: best.speedup, id: best.id }] : undefined;
           // Each confirmation moved the run's reference: the confirmed rows show the scores the run ended with.
-          const rows = [...this.candidates.values()].filter((c) => c.confirmations?.length).map(rowOf);
+          // Every judged row takes the score the run ended with (each figure is against the run's final reference).
+          const rows = [...this.candidates.values()].filter((c) => c.verdict).map(rowOf);
           return { runId, header: { status, reason: ev.reason, best, etaS: undefined, confirming: undefined }, points, ...(rows.length ? { rows } : {}) };
         }
         default:

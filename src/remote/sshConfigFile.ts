@@ -304,3 +304,20 @@ export async function resolveSshTarget(
     serverAliveCountMax: positiveInt(first(computed, 'serveralivecountmax'), 'ServerAliveCountMax', alias),
   };
 }
+
+/** The Host aliases the user's ~/.ssh/config names (Includes followed; patterns with wildcards or `!` left out),
+ *  each with its HostName and User when the block gives them: what "Add GPU Host" offers to pick from. */
+export async function listSshConfigHosts(file = defaultSshConfigFile()): Promise<{ alias: string; hostName?: string; user?: string }[]> {
+  const config = await readConfig(file, path.dirname(file));
+  const out: { alias: string; hostName?: string; user?: string }[] = [];
+  for (const line of config) {
+    if (!('config' in line) || !isDirective(line, 'host')) continue;
+    for (const alias of directiveValue(line)) {
+      if (/[*?!]/.test(alias) || out.some((o) => o.alias === alias)) continue;
+      const inner = [...line.config];
+      const get = (key: string) => { const l = inner.find((x) => isDirective(x, key)); return l ? directiveValue(l)[0] : undefined; };
+      out.push({ alias, hostName: get('hostname'), user: get('user') });
+    }
+  }
+  return out;
+}

@@ -2,7 +2,7 @@
 // candidates scrolls and updates as fast as one of ten. Updates re-render the visible window only.
 import type { CandidateRow } from '../protocol';
 import { h } from './dom';
-import { formatSpeedup, sortRows, visibleWindow, type SortKey } from '../runModel';
+import { formatCandidateSpeedup, sortRows, visibleWindow, type SortKey } from '../runModel';
 
 export const ROW_HEIGHT = 22;
 
@@ -118,7 +118,7 @@ export class CandidateTable {
     el.dataset.status = status;
     el.classList.toggle('selected', r.id === this.selected);
     const cells = el.children;
-    const speedup = r.status !== 'ok' ? '—' : r.confirmation === 'lost' ? 'lost its place' : `${formatSpeedup(r.speedup)}${r.confirmation === 'confirmed' ? ' confirmed' : ''}`;
+    const speedup = formatCandidateSpeedup(r, this.rows.some((x) => x.confirmation === 'confirmed'));
     const values = [r.id, status, speedup, r.host ?? '', r.mode && r.mode !== r.operator ? `${r.operator}/${r.mode}` : r.operator];
     values.forEach((v, i) => { if (cells[i].textContent !== v) cells[i].textContent = v; });
     (cells[1] as HTMLElement).className = `cell col-status status-${status}`;

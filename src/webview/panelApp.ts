@@ -127,7 +127,9 @@ export class PanelApp {
     this.header.dataset.status = r.status;
     this.header.append(
       h('div', { class: 'title' }, h('strong', {}, r.kernel), ' ', h('vscode-badge', { 'data-testid': 'run-status' }, r.status),
-        r.reason && r.status !== 'running' ? h('span', { class: 'reason' }, ` (${r.reason})`) : ''),
+        r.reason && r.status !== 'running' && r.status !== 'failed' ? h('span', { class: 'reason', title: r.reason }, ` (${r.reason})`) : ''),
+      // A failure is shown whole (wrapped, and on hover): the cause and what to do are at its end as often as not.
+      r.status === 'failed' && r.reason ? h('div', { class: 'run-failure', 'data-testid': 'run-failure', title: r.reason }, r.reason) : '',
       h('div', { class: 'progress-line', 'data-testid': 'progress' },
         `${r.evaluated} judged${r.budget ? ` · ${used}/${r.budget} proposals` : ''} · best `,
         h('span', { 'data-testid': 'best-speedup' }, r.best ? formatSpeedup(r.best.speedup) : '—'),
@@ -141,9 +143,13 @@ export class PanelApp {
           // After the first Stop the engine re-judges the leaders; Stop again ends the run without that.
           ? h('vscode-button', { secondary: true, 'data-testid': 'stop-run', title: r.confirming ? 'End the run now, without confirming the leaders' : 'Stop the search and confirm the leaders',
             onclick: () => this.client.send(StopRun, { runId: r.runId }) }, r.confirming ? 'Stop now' : 'Stop')
-          : h('vscode-button', { secondary: true, 'data-testid': 'resume-run', onclick: () => this.client.send(ResumeRun, { runId: r.runId }) }, 'Resume'),
+          // Only a run cut short can go on; a failed or finished one would end the same way again.
+          : r.status === 'stopped' || r.status === 'interrupted'
+            ? h('vscode-button', { secondary: true, 'data-testid': 'resume-run', onclick: () => this.client.send(ResumeRun, { runId: r.runId }) }, 'Resume')
+            : '',
         r.best ? h('vscode-button', { 'data-testid': 'select-best', onclick: () => this.selectCandidate(r.best!.id) }, 'Show best') : ''),
-      r.log.length ? h('div', { class: `last-log ${r.log[r.log.length - 1].level}` }, r.log[r.log.length - 1].message) : '');
+      // The engine's news belongs to a live run; once it has ended, its status and reason say it all.
+      r.log.length && r.status === 'running' ? h('div', { class: `last-log ${r.log[r.log.length - 1].level}`, title: r.log[r.log.length - 1].message }, r.log[r.log.length - 1].message) : '');
   }
 
   private renderChart(): void {

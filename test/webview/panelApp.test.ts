@@ -176,6 +176,28 @@ describe('PanelApp', () => {
     expect(root.querySelector('[data-testid="resume-run"]')).not.toBeNull();
   });
 
+  it('shows a failed run\'s whole reason, offers no Resume, and leaves no engine news from before the end', () => {
+    const reason = 'Importing bias_gelu_kernel_spec.py failed: ModuleNotFoundError: No module named \'torch\'. This kernel needs a GPU host.';
+    const failed: RunView = { ...run(1), status: 'failed', reason, candidates: [row(0, { state: 'not judged', status: undefined, speedup: undefined })], log: [{ level: 'info', message: 'Judging c0019 (2.88x) once more to confirm its speedup.', at: 1 }] };
+    notify('state/snapshot', { runs: [failed], selectedRunId: 'r1', run: failed });
+    const failure = root.querySelector<HTMLElement>('[data-testid="run-failure"]')!;
+    expect(failure.textContent).toBe(reason);
+    expect(failure.title).toBe(reason);
+    expect(root.querySelector('[data-testid="resume-run"]')).toBeNull();
+    expect(root.querySelector('.last-log')).toBeNull();
+    runFrames();
+    expect(tableRows()[0].querySelector('.col-status')!.textContent).toBe('not judged');
+  });
+
+  it('orders confirmed candidates first and marks a figure measured once as unconfirmed', () => {
+    const r: RunView = { ...run(4), status: 'finished', reason: 'budget', best: { id: 'c0001', speedup: 2.61, confirmed: true },
+      candidates: [row(0), row(1, { speedup: 2.61, confirmation: 'confirmed' }), row(2, { speedup: 2.88 }), row(3, { speedup: 2.7 })] };
+    notify('state/snapshot', { runs: [r], selectedRunId: 'r1', run: r });
+    runFrames();
+    const shown = tableRows().map((e) => [e.dataset.id, e.querySelector('.col-speedup')!.textContent]);
+    expect(shown.slice(0, 3)).toEqual([['c0001', '2.61x confirmed'], ['c0002', '2.88x unconfirmed'], ['c0003', '2.70x unconfirmed']]);
+  });
+
   it('lists a leader\'s confirmation measurements in its details', async () => {
     notify('state/snapshot', { runs: [run(3)], selectedRunId: 'r1', run: run(3) });
     const base = { runId: 'r1', operator: 'tune', parents: ['c0000'], status: 'ok', compile: {}, profile: { other: {} }, diff: [], acceptable: true };
