@@ -27,6 +27,7 @@ import { diagnoseRunFailure, FIX_LABELS, type FailureFix } from './runFailure';
 import { draftSpec, type SpecDraft } from './specDraft';
 import { refineSpecWithLlm } from './specDraftLlm';
 import { findSpecs } from './specLocator';
+import { acceptOperatorKernel, isOperatorRun } from './writeKernelCommand';
 
 export interface CommandContext {
   runs: RunManager;
@@ -153,6 +154,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 
   const accept = (runId: string, id: string) => withErrors('Accept', async () => {
     const run = runs.get(runId);
+    if (run && isOperatorRun(run)) return acceptOperatorKernel(run, id); // a kernel for a PyTorch operator
     const c = run?.candidates.get(id);
     const base = run?.baseline;
     if (!run || !c || !base) throw new UserFacingError(`Candidate ${id} of run ${runId} is not known.`);

@@ -4,9 +4,11 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ApiKeyStore } from './apiKey';
 import { CANDIDATE_SCHEME, CandidateDocuments } from './candidateDocuments';
-import { registerCommands, reportEarlyFailure } from './commands';
+import { editorHostOptions, registerCommands, reportEarlyFailure } from './commands';
 import { DisposableStore } from './disposables';
 import { KernelCodeLens } from './kernelCodeLens';
+import { OperatorCodeLens } from './operatorCodeLens';
+import { registerWriteKernel } from './writeKernelCommand';
 import { REPORT_SCHEME, ReportDocuments } from './reportDocuments';
 import { RunManager } from './runManager';
 import { SidePanel } from './sidePanel';
@@ -44,6 +46,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Kernel
   store.add(vscode.languages.registerCodeLensProvider(KERNEL_LANGUAGES.map((language) => ({ language, scheme: 'file' })), lens));
   const commandContext = { runs, panel, reports, apiKey, log };
   for (const d of registerCommands(commandContext)) store.add(d);
+  store.add(vscode.languages.registerCodeLensProvider({ language: 'python', scheme: 'file' }, store.add(new OperatorCodeLens(runs))));
+  for (const d of registerWriteKernel({ runs, panel, apiKey, hostOptions: editorHostOptions })) store.add(d);
   store.add(runs.onDidFailEarly((f) => void reportEarlyFailure(commandContext, f)));
 
   await runs.loadStored();
