@@ -3,7 +3,7 @@
 // meta-parameters passed at a launch site (`kernel[grid](..., BLOCK_M=64, num_warps=4)`), the values of
 // `@triton.autotune` configs, and module-level BLOCK-like constants.
 import { listFunctions } from './splice';
-import { gridSpans, kernelUse, keywordArguments, lastAssignment, launchedKernels, launchSites, matchBracket, wordOffsets } from './tritonLaunch';
+import { gridSpans, kernelUse, type Assignment, keywordArguments, lastAssignment, launchedKernels, launchSites, matchBracket, wordOffsets } from './tritonLaunch';
 import { languageOf, maskNonCode, pythonNonCode, type SourceLanguage } from './sourceText';
 
 export type KnobKind = 'cpp-constexpr' | 'cpp-define' | 'triton-launch' | 'triton-autotune' | 'py-constant' | 'triton-computed'
@@ -247,7 +247,10 @@ class PythonKnobs {
         } else {
           const name = /^[A-Za-z_]\w*$/.test(kw.value) ? kw.value : undefined;
           const from = site.launcher?.start ?? 0;
-          const a = name ? lastAssignment(masked, name, from, site.at) : undefined;
+          // the name's value: assigned in the launcher above the launch, else a module-level constant
+          const local = name ? lastAssignment(masked, name, from, site.at) : undefined;
+          const global = name && !local ? moduleAssignment(masked, name, from) : undefined;
+          const a = local ?? global;
           if (name && a && !a.tuple && INT.test(a.value)) {
             // BLOCK_SIZE=BLOCK where BLOCK = 512 above: the literal is the knob
             c.add(name, 'py-constant', Number(a.value), [a.start, a.end], role);
@@ -395,6 +398,16 @@ class PythonKnobs {
       if (!c.knobs.some((k) => k.spans.some((s) => s[0] === at))) c.add(m[1], 'py-constant', Number(m[2]), [at, at + m[2].length]);
     }
   }
+}
+
+/** `NAME = <int>` at column 0 before `before`. */
+function moduleAssignment(masked: string, name: string, before: number): Assignment | undefined {
+  let found: Assignment | undefined;
+  for (const m of masked.slice(0, before).matchAll(new RegExp(String.raw`^${name}[ \t]*(?::[ \t]*int[ \t]*)?=[ \t]*(\d+)[ \t]*$`, 'gm'))) {
+    const start = m.index! + m[0].lastIndexOf(m[1]);
+    found = { start, end: start + m[1].length, value: m[1], statement: m[0], tuple: false };
+  }
+  return found;
 }
 
 function indexAll(text: string, needle: string, start: number, end: number): number[] {

@@ -1,0 +1,161 @@
+// A dispatching launcher: one candidate whose launch parameters come from a small table keyed on the launch's
+// shape values (and/or the device's compute capability), with the original computation as the fallback for
+// anything not in the table. Written into the original file as plain Python: a module-level dict per launcher
+// and, at each place a tuned knob is written, `TABLE.get(key, {}).get("knob", <original text>)`, so the file
+// keeps its lines and a shape the table does not list runs exactly as before.
+import type { Knob, KnobSet, KnobValues } from './knobs';
+import { maskNonCode } from './sourceText';
+import { listFunctions, type FunctionSpan } from './splice';
+import { shapeVariables } from './tritonLaunch';
+
+export interface DispatchEntry {
+  /** The spec's shape (its dict), when the entry is per shape. */
+  shape?: Record<string, unknown>;
+  /** CUDA compute capability, when the entry is per device. */
+  capability?: [number, number];
+  /** The knob values chosen for it (0 or the baseline's value: as the original computes it). */
+  values: KnobValues;
+}
+
+export interface DispatchTable {
+  launcher: string;
+  /** The Python name of the table. */
+  name: string;
+  /** The launcher's variables the shape key is made of, in order (empty: keyed on the device only). */
+  keyNames: string[];
+  byDevice: boolean;
+  rows: Array<{ key?: number[]; capability?: [number, number]; values: KnobValues }>;
+}
+
+export type DispatchResult = { source: string; tables: DispatchTable[] } | { error: string };
+
+/** CUDA compute capability of a host's `hardware` name (`nvidia-h200`: 9.0); undefined when not known. */
+export function cudaCapabilityOf(hardware: string | undefined): [number, number] | undefined {
+  const hw = (hardware ?? '').toLowerCase();
+  const table: Array<[RegExp, [number, number]]> = [
+    [/\b(b200|b100|gb200|blackwell|sm_?100)\b/, [10, 0]],
+    [/\b(h100|h200|h800|h20|gh200|hopper|sm_?90a?)\b/, [9, 0]],
+    [/\b(l4|l40s?|rtx-?40\d0|ada|sm_?89)\b/, [8, 9]],
+    [/\b(a10g?|a40|a6000|rtx-?30\d0|sm_?86)\b/, [8, 6]],
+    [/\b(a100|a800|a30|sm_?80)\b/, [8, 0]],
+    [/\b(t4|turing|sm_?75)\b/, [7, 5]],
+    [/\b(v100|volta|sm_?70)\b/, [7, 0]],
+  ];
+  return table.find(([re]) => re.test(hw))?.[1];
+}
+
+/** The launcher variable a spec shape's key stands for: the same name, or `n_cols` for `cols`, `M` for `m`. */
+function shapeKeyFor(variable: string, shape: Record<string, unknown>): string | undefined {
+  const v = variable.toLowerCase();
+  const keys = Object.keys(shape).filter((k) => typeof shape[k] === 'number');
+  const forms = (k: string) => [`n_${k}`, `num_${k}`, `n${k}`, `${k}_size`].includes(v) || v.endsWith(`_${k}`);
+  return keys.find((k) => k.toLowerCase() === v) ?? keys.find((k) => forms(k.toLowerCase()));
+}
+
+function pyValue(v: number): string {
+  return String(v);
+}
+
+function tableName(launcher: string, byShape: boolean, byDevice: boolean): string {
+  const base = launcher.replace(/^_+/, '').toUpperCase();
+  return `KERNELEVOLVE_${base}_BY_${[byDevice ? 'DEVICE' : '', byShape ? 'SHAPE' : ''].filter(Boolean).join('_AND_')}`;
+}
+
+/**
+ * The baseline with a dispatch on the knobs the entries change. Every changed knob must be written inside a
+ * launcher function (its values are looked up where the launch happens), and a per-shape entry must map onto
+ * variables that launcher assigns from tensor shapes before the first tuned place.
+ */
+export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchEntry[]): DispatchResult {
+  const masked = maskNonCode(baseline, 'python');
+  const functions = listFunctions(baseline, 'python');
+  const changed = set.knobs.filter((k) => entries.some((e) => e.values[k.name] !== undefined && e.values[k.name] !== 0 && e.values[k.name] !== k.value));
+  if (!changed.length) return { error: 'the entries change no knob' };
+  const byShape = entries.some((e) => e.shape);
+  const byDevice = entries.some((e) => e.capability);
+  // knobs grouped by the launcher their places are in
+  const groups = new Map<string, { fn: FunctionSpan; knobs: Knob[] }>();
+  for (const k of changed) {
+    const fn = functions.filter((f) => k.spans.every(([s]) => s > f.start && s <= f.end)).sort((a, b) => b.start - a.start)[0];
+    if (!fn) return { error: `${k.name} is not set inside a launcher function, so it cannot be chosen per ${byShape ? 'shape' : 'device'}` };
+    const g = groups.get(fn.name) ?? { fn, knobs: [] };
+    g.knobs.push(k);
+    groups.set(fn.name, g);
+  }
+  const tables: DispatchTable[] = [];
+  const edits: Array<{ start: number; end: number; text: string }> = [];
+  for (const [launcher, { fn, knobs }] of groups) {
+    const first = Math.min(...knobs.flatMap((k) => k.spans.map(([s]) => s)));
+    let keyNames: string[] = [];
+    let keys: Array<number[] | undefined> = entries.map(() => undefined);
+    if (byShape) {
+      const variables = shapeVariables(masked, fn, first);
+      keyNames = variables.filter((v) => entries.every((e) => !e.shape || shapeKeyFor(v, e.shape) !== undefined));
+      if (!keyNames.length) {
+        return { error: `${launcher}() has no shape variable that matches the spec's shapes (${Object.keys(entries.find((e) => e.shape)!.shape!).join(', ')}); found ${variables.join(', ') || 'none'}` };
+      }
+      keys = entries.map((e) => (e.shape ? keyNames.map((v) => Number(e.shape![shapeKeyFor(v, e.shape!)!])) : undefined));
+    }
+    const name = tableName(launcher, byShape, byDevice);
+    const rows: DispatchTable['rows'] = [];
+    const seen = new Set<string>();
+    for (const [i, e] of entries.entries()) {
+      const values: KnobValues = {};
+      for (const k of knobs) if (e.values[k.name] !== undefined && e.values[k.name] !== 0 && e.values[k.name] !== k.value) values[k.name] = e.values[k.name];
+      if (!Object.keys(values).length) continue;
+      const id = JSON.stringify([e.capability, keys[i]]);
+      if (seen.has(id)) continue; // two shapes the launcher cannot tell apart: the first (best-ranked) one is kept
+      seen.add(id);
+      rows.push({ key: keys[i], capability: e.capability, values });
+    }
+    if (!rows.length) continue;
+    tables.push({ launcher, name, keyNames, byDevice, rows });
+    const key = keyNames.length === 1 ? `(${keyNames[0]},)` : `(${keyNames.join(', ')})`;
+    const lookup = [name, byDevice ? '.get(torch.cuda.get_device_capability(), {})' : '', byShape ? `.get(${key}, {})` : ''].join('');
+    for (const k of knobs) {
+      for (const [start, end] of k.spans) {
+        if (k.insert) {
+          edits.push({ start, end, text: `, **${lookup}.get("launch options", {})` });
+        } else {
+          edits.push({ start, end, text: `${lookup}.get(${JSON.stringify(k.name)}, ${baseline.slice(start, end)})` });
+        }
+      }
+    }
+  }
+  if (!tables.length) return { error: 'no entry changes a knob' };
+  let out = baseline;
+  for (const e of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
+  // the tables go above the first top-level definition (after the imports)
+  const at = /^(?:@|def |class |async def )/m.exec(out)?.index ?? out.length;
+  const text = tables.map((t) => renderTable(t, set)).join('\n') + '\n\n';
+  out = out.slice(0, at) + text + out.slice(at);
+  if (byDevice && !/^import torch\b|^from torch\b/m.test(out)) out = `import torch\n${out}`;
+  return { source: out, tables };
+}
+
+function renderTable(t: DispatchTable, set: KnobSet): string {
+  const insertNames = new Set(set.knobs.filter((k) => k.insert).map((k) => k.name));
+  const keyedOn = [t.byDevice ? 'the device\'s compute capability' : '', t.keyNames.length ? `(${t.keyNames.join(', ')})` : ''].filter(Boolean).join(', then ');
+  const lines = [`# Launch parameters of ${t.launcher}() tuned by KernelEvolve, keyed on ${keyedOn}; anything not listed keeps`,
+    '# the original computation.', `${t.name} = {`];
+  const dict = (values: KnobValues) => {
+    const plain = Object.entries(values).filter(([k]) => !insertNames.has(k)).map(([k, v]) => `${JSON.stringify(k)}: ${pyValue(v)}`);
+    const options = Object.entries(values).filter(([k]) => insertNames.has(k)).map(([k, v]) => `${JSON.stringify(set.knobs.find((x) => x.name === k)!.insert)}: ${pyValue(v)}`);
+    if (options.length) plain.push(`"launch options": {${options.join(', ')}}`);
+    return `{${plain.join(', ')}}`;
+  };
+  const keyText = (key: number[]) => (key.length === 1 ? `(${key[0]},)` : `(${key.join(', ')})`);
+  if (t.byDevice && t.keyNames.length) {
+    const devices = [...new Set(t.rows.map((r) => JSON.stringify(r.capability)))];
+    for (const d of devices) {
+      const cap = JSON.parse(d) as [number, number];
+      lines.push(`    (${cap[0]}, ${cap[1]}): {`);
+      for (const r of t.rows.filter((x) => JSON.stringify(x.capability) === d)) lines.push(`        ${keyText(r.key!)}: ${dict(r.values)},`);
+      lines.push('    },');
+    }
+  } else {
+    for (const r of t.rows) lines.push(`    ${t.byDevice ? `(${r.capability![0]}, ${r.capability![1]})` : keyText(r.key!)}: ${dict(r.values)},`);
+  }
+  lines.push('}');
+  return lines.join('\n');
+}

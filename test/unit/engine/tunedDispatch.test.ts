@@ -1,0 +1,205 @@
+// The dispatch candidate's source: a table keyed on the launch's shape values (or the device) with the
+// original computation as the fallback. It is run here by Python itself, with small stand-ins for torch and
+// triton whose kernel object records the meta-parameters of each launch, so the test sees which configuration
+// the launcher really picks for a shape in the table and for one that is not.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { detectKnobs } from '../../../src/engine/knobs';
+import { cudaCapabilityOf, writeDispatch } from '../../../src/engine/tunedDispatch';
+
+const root = path.resolve(__dirname, '../../..');
+const fixture = (name: string) => fs.readFileSync(path.join(__dirname, 'fixtures', name), 'utf8');
+
+// torch and triton as far as a launcher touches them on the host side; a launch records its grid and meta-parameters
+const STUBS: Record<string, string> = {
+  'torch/__init__.py': `
+class _Cuda:
+    capability = (9, 0)
+    def get_device_capability(self, device=None):
+        return self.capability
+cuda = _Cuda()
+float32 = "float32"
+class Tensor:
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+        self.device = "cuda"
+    def stride(self, i):
+        s = 1
+        for d in self.shape[i + 1:]:
+            s *= d
+        return s
+    def numel(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+def empty_like(x):
+    return Tensor(x.shape)
+def empty(*shape, **kw):
+    return Tensor(shape[0] if isinstance(shape[0], tuple) else shape)
+`,
+  'triton/__init__.py': `
+LAUNCHES = []
+class _Kernel:
+    def __init__(self, fn):
+        self.fn = fn
+    def __getitem__(self, grid):
+        def launch(*args, **meta):
+            LAUNCHES.append({"kernel": self.fn.__name__, "grid": grid, **meta})
+        return launch
+def jit(fn):
+    return _Kernel(fn)
+def next_power_of_2(n):
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+def cdiv(a, b):
+    return (a + b - 1) // b
+`,
+  'triton/language/__init__.py': `
+class constexpr:
+    pass
+`,
+};
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-dispatch-'));
+for (const [file, text] of Object.entries(STUBS)) {
+  fs.mkdirSync(path.dirname(path.join(tmp, file)), { recursive: true });
+  fs.writeFileSync(path.join(tmp, file), text);
+}
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+/** Runs `calls` (Python) after importing the module written from `source`; returns the launches it recorded. */
+function launches(source: string, calls: string, capability = '(9, 0)'): Array<Record<string, unknown>> {
+  fs.writeFileSync(path.join(tmp, 'candidate.py'), source);
+  const program = `import json, sys, torch, triton
+torch.cuda.capability = ${capability}
+import candidate
+from torch import Tensor
+${calls}
+print(json.dumps(triton.LAUNCHES))`;
+  const out = execFileSync('python3', ['-c', program], { cwd: tmp, env: { ...process.env, PYTHONPATH: tmp }, encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').pop()!);
+}
+
+describe('a dispatch by shape, with the original computation as the fallback', () => {
+  const src = fixture('triton_computed_launch.py');
+  const set = detectKnobs(src, 'k.py');
+
+  it('writes a table keyed on the launcher\'s shape variables; the file still compiles and keeps its lines', () => {
+    const r = writeDispatch(src, set, [
+      { shape: { rows: 4096, cols: 1024 }, values: { num_warps: 2 } },
+      { shape: { rows: 2048, cols: 4097 }, values: { num_warps: 16 } },
+    ]);
+    if ('error' in r) throw new Error(r.error);
+    expect(r.tables).toEqual([{ launcher: 'scale_rows', name: 'KERNELEVOLVE_SCALE_ROWS_BY_SHAPE', keyNames: ['n_rows', 'n_cols'], byDevice: false,
+      rows: [{ key: [4096, 1024], values: { num_warps: 2 } }, { key: [2048, 4097], values: { num_warps: 16 } }] }]);
+    expect(r.source).toContain('KERNELEVOLVE_SCALE_ROWS_BY_SHAPE = {\n    (4096, 1024): {"num_warps": 2},\n    (2048, 4097): {"num_warps": 16},\n}\n');
+    expect(r.source).toContain('num_warps=KERNELEVOLVE_SCALE_ROWS_BY_SHAPE.get((n_rows, n_cols), {}).get("num_warps", num_warps),');
+    execFileSync('python3', ['-c', 'import sys; compile(sys.stdin.read(), "candidate.py", "exec")'], { input: r.source });
+    // the table adds its own lines above the first definition; every other line is the original's, in order
+    const tableLines = 7; // two comment lines, the dict over four lines, a blank line
+    const lines = r.source.split('\n');
+    expect(lines.length).toBe(src.split('\n').length + tableLines);
+    const at = src.split('\n').findIndex((l) => /^(?:@|def |class )/.test(l));
+    const changedLines = lines.filter((l, i) => l !== src.split('\n')[i < at ? i : i - tableLines]);
+    expect(changedLines.filter((l) => !l.includes('KERNELEVOLVE') && !/^    \(|^}|^# |^$/.test(l))).toEqual([]);
+  });
+
+  it('picks the table\'s configuration for a listed shape and the original one for any other', () => {
+    const r = writeDispatch(src, set, [
+      { shape: { rows: 4096, cols: 1024 }, values: { num_warps: 2 } },
+      { shape: { rows: 2048, cols: 4097 }, values: { num_warps: 16 } },
+    ]);
+    if ('error' in r) throw new Error(r.error);
+    const got = launches(r.source, `
+w = Tensor((1,))
+candidate.scale_rows(Tensor((4096, 1024)), w, 1e-6)
+candidate.scale_rows(Tensor((2048, 4097)), w, 1e-6)
+candidate.scale_rows(Tensor((1000, 1000)), w, 1e-6)
+candidate.scale_rows(Tensor((1024, 4096)), w, 1e-6)`);
+    expect(got.map((l) => [l.BLOCK_SIZE, l.num_warps])).toEqual([[1024, 2], [8192, 16], [1024, 4], [4096, 8]]);
+    // the original launcher, run the same way, differs only where the table says so
+    const original = launches(src, `
+w = Tensor((1,))
+candidate.scale_rows(Tensor((4096, 1024)), w, 1e-6)
+candidate.scale_rows(Tensor((2048, 4097)), w, 1e-6)
+candidate.scale_rows(Tensor((1000, 1000)), w, 1e-6)
+candidate.scale_rows(Tensor((1024, 4096)), w, 1e-6)`);
+    expect(original.map((l) => [l.BLOCK_SIZE, l.num_warps])).toEqual([[1024, 4], [8192, 16], [1024, 4], [4096, 8]]);
+  });
+
+  it('a tuned tile that the grid uses moves the grid with it; an inserted launch option appears only for listed shapes', () => {
+    const r = writeDispatch(src, set, [
+      { shape: { n: 1 << 20 }, values: { BLOCK: 1024, 'num_warps@93': 4 } },
+    ]);
+    if ('error' in r) throw new Error(r.error);
+    const got = launches(r.source, 'candidate.gelu(Tensor((1 << 20,)))\ncandidate.gelu(Tensor((5000,)))');
+    expect(got.map((l) => [l.BLOCK, l.num_warps, l.grid])).toEqual([[1024, 4, [1024]], [4096, 8, [2]]]);
+    const rows = writeDispatch(src, set, [{ shape: { rows: 64, cols: 100000 }, values: { 'BLOCK@110': 256, num_stages: 3 } }]);
+    if ('error' in rows) throw new Error(rows.error);
+    expect(rows.source).toContain('"launch options": {"num_stages": 3}');
+    const sums = launches(rows.source, 'candidate.row_sum(Tensor((64, 100000)))\ncandidate.row_sum(Tensor((64, 1000)))');
+    expect(sums.map((l) => [l.BLOCK, l.num_stages ?? 'default'])).toEqual([[256, 3], [1024, 'default']]);
+  });
+
+  it('dispatches the bundled Triton matmul per (M, N, K), block sizes assigned in the launcher and used by the grid', () => {
+    const mm = fs.readFileSync(path.join(root, 'examples/triton/matmul/matmul.py'), 'utf8');
+    const r = writeDispatch(mm, detectKnobs(mm, 'matmul.py'), [
+      { shape: { m: 1024, n: 1024, k: 1024 }, values: { BLOCK_M: 64, BLOCK_N: 128, BLOCK_K: 64, num_warps: 4, num_stages: 3 } },
+      { shape: { m: 1000, n: 1537, k: 513 }, values: { BLOCK_M: 128, BLOCK_N: 64, BLOCK_K: 32, num_warps: 8, num_stages: 4 } },
+    ]);
+    if ('error' in r) throw new Error(r.error);
+    expect(r.tables[0].keyNames).toEqual(['M', 'K', 'N']);
+    const got = launches(r.source, `
+for m, n, k in [(1024, 1024, 1024), (1000, 1537, 513), (512, 512, 512)]:
+    candidate.matmul(Tensor((m, k)), Tensor((k, n)), Tensor((m, n)))`);
+    expect(got.map((l) => [l.BLOCK_M, l.BLOCK_N, l.BLOCK_K, l.num_warps, l.num_stages, l.grid])).toEqual([
+      [64, 128, 64, 4, 3, [16, 8]], [128, 64, 32, 8, 4, [8, 25]], [32, 32, 32, 2, 1, [16, 16]]]);
+  });
+
+  it('says why when the spec\'s shapes do not match the launcher\'s variables, or a knob lives outside a launcher', () => {
+    const r = writeDispatch(src, set, [{ shape: { batch: 8, hidden: 4096 }, values: { num_warps: 8 } }]);
+    expect(r).toEqual({ error: expect.stringMatching(/scale_rows\(\) has no shape variable that matches the spec's shapes \(batch, hidden\); found n_rows, n_cols/) });
+    const mod = 'import triton\nBLOCK_SIZE = 256\n\n@triton.jit\ndef k(x, BLOCK_SIZE: tl.constexpr):\n    pass\n\ndef run(x):\n    n = x.numel()\n    k[(triton.cdiv(n, BLOCK_SIZE),)](x, BLOCK_SIZE=BLOCK_SIZE)\n';
+    const m = writeDispatch(mod, detectKnobs(mod, 'k.py'), [{ shape: { n: 10 }, values: { BLOCK_SIZE: 512 } }]);
+    expect(m).toEqual({ error: 'BLOCK_SIZE is not set inside a launcher function, so it cannot be chosen per shape' });
+  });
+});
+
+describe('a dispatch by device (per-hardware winners), the original as the fallback', () => {
+  const src = fixture('triton_computed_launch.py');
+  const set = detectKnobs(src, 'k.py');
+
+  it('keys on the compute capability of each hardware\'s winner and falls back on other devices', () => {
+    expect(cudaCapabilityOf('nvidia-h200')).toEqual([9, 0]);
+    expect(cudaCapabilityOf('nvidia-a100')).toEqual([8, 0]);
+    expect(cudaCapabilityOf('cpu-x86')).toBeUndefined();
+    const r = writeDispatch(src, set, [
+      { capability: cudaCapabilityOf('nvidia-h200'), values: { num_warps: 16 } },
+      { capability: cudaCapabilityOf('nvidia-a100'), values: { num_warps: 2 } },
+    ]);
+    if ('error' in r) throw new Error(r.error);
+    expect(r.source).toContain('KERNELEVOLVE_SCALE_ROWS_BY_DEVICE = {\n    (9, 0): {"num_warps": 16},\n    (8, 0): {"num_warps": 2},\n}');
+    const call = 'candidate.scale_rows(Tensor((10, 1000)), Tensor((1,)), 1e-6)';
+    expect(launches(r.source, call, '(9, 0)')[0].num_warps).toBe(16);
+    expect(launches(r.source, call, '(8, 0)')[0].num_warps).toBe(2);
+    expect(launches(r.source, call, '(8, 9)')[0].num_warps).toBe(4);
+  });
+
+  it('nests shapes under devices when winners are per device and per shape', () => {
+    const r = writeDispatch(src, set, [
+      { capability: [9, 0], shape: { rows: 10, cols: 1000 }, values: { num_warps: 1 } },
+      { capability: [8, 0], shape: { rows: 10, cols: 1000 }, values: { num_warps: 2 } },
+    ]);
+    if ('error' in r) throw new Error(r.error);
+    const call = (rows: number) => `candidate.scale_rows(Tensor((${rows}, 1000)), Tensor((1,)), 1e-6)`;
+    expect(launches(r.source, call(10), '(9, 0)')[0].num_warps).toBe(1);
+    expect(launches(r.source, call(10), '(8, 0)')[0].num_warps).toBe(2);
+    expect(launches(r.source, call(11), '(9, 0)')[0].num_warps).toBe(4);
+  });
+});
