@@ -61,7 +61,7 @@ export function learnedRegions(
   const show = (v: KnobValues) => knobs.filter((k) => v[k.name] !== undefined && v[k.name] > 0).map((k) => `${k.name}=${v[k.name]}`).join(', ');
   for (const c of candidates) {
     const verdict = c.verdict;
-    if (c.operator !== operator || c.state !== 'done' || !verdict || verdict.status === 'ok') continue;
+    if (c.operator !== operator || c.mode === 'dispatch' || c.state !== 'done' || !verdict || verdict.status === 'ok') continue;
     const failed = valuesOf(c);
     const text = `${verdict.reason}\n${verdict.log ?? ''}`;
     if (SHARED.test(text)) {

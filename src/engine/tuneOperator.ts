@@ -4,13 +4,17 @@
 // then a pattern search from the parent the policy picks (the best, with greedy): repeat the move that made
 // the parent better, joint moves (tiles with warps and stages: they pay off together), single-knob
 // halvings/doublings ordered by what such moves did before, x4 jumps, then pairs. Regions where a candidate
-// failed (out of shared memory, wrong results after a block shrank) are not tried again.
+// failed (out of shared memory, wrong results after a block shrank) are not tried again. When different
+// configurations win different shapes, it searches from each shape's winner in turn and proposes one
+// candidate whose launcher picks the configuration per shape (the original computation as the fallback).
 // It keeps no state of its own; everything comes from the run's candidates, so a resumed run continues as
 // if never stopped. It never proposes a source the run has already seen.
 import type { Candidate } from './candidate';
 import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, type Knob, type KnobSet, type KnobValues } from './knobs';
 import { listFunctions } from './splice';
+import { shapeSpeeds, shapeWinners } from './shapeWinners';
 import { learnedRegions } from './tuneConstraints';
+import { writeDispatch } from './tunedDispatch';
 import { kernelClassOf, startValues, tuneStarts } from './tuneKnowledge';
 import type { Operator, Proposal, ProposalBatch, ProposalContext } from './operator';
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
@@ -94,7 +98,11 @@ export class TuneOperator implements Operator {
   }
 
   async propose(ctx: ProposalContext): Promise<ProposalBatch> {
-    const base = ctx.parent ?? ctx.candidates[0];
+    // a dispatching candidate is a table of other candidates' settings: nothing to move in it
+    if (ctx.parent?.mode === 'dispatch') return { proposals: [], exhausted: true };
+    const dispatch = ctx.parent ? this.dispatchProposal(ctx) : undefined;
+    if (dispatch) return { proposals: [dispatch] };
+    const base = (ctx.parent && this.shapeParent(ctx)) ?? ctx.parent ?? ctx.candidates[0];
     if (!base) return { proposals: [], exhausted: true };
     const full = this.anchored(this.knobsOf(base.source), this.knobsOf(ctx.baselineSource));
     const set = this.searchable(full, ctx.spec.kernel);
@@ -103,7 +111,7 @@ export class TuneOperator implements Operator {
     const stats = this.moveStats(ctx.candidates);
     const regions = learnedRegions(ctx.candidates, set.knobs, (c) => this.valuesOf(c), this.name);
     const steps: Step[] = ctx.parent
-      ? this.refineMoves(ctx.parent, set, ctx.candidates, stats).map((move) => ({ move }))
+      ? this.refineMoves(base, set, ctx.candidates, stats).map((move) => ({ move }))
       : [...this.knowledgeStarts(set, ctx), ...this.probeMoves(set, current).map((move) => ({ move }))];
     for (const step of steps) {
       const values = 'move' in step ? applyMove(set, current, step.move) : { ...current, ...step.values };
@@ -149,6 +157,58 @@ export class TuneOperator implements Operator {
     }
     return starts.map((s) => startValues(s, set.knobs)).filter((v): v is KnobValues => !!v)
       .map((values) => ({ values, why: `known good for ${kernelClass} on ${ctx.hardware ?? 'this backend'}` }));
+  }
+
+  /** Candidates whose settings a per-shape table may take: the tuner's own (not dispatches) and the baseline. */
+  private tableable = (c: Candidate) => (c.operator === this.name && c.mode !== 'dispatch') || c.operator === 'baseline';
+
+  /**
+   * Search per shape: every third refinement starts from the candidate fastest on the shape where the
+   * policy's parent is weakest (relative to that shape's best), when the shapes' winners differ.
+   */
+  private shapeParent(ctx: ProposalContext): Candidate | undefined {
+    if (this.lang !== 'python' || !ctx.parent) return undefined;
+    const refined = ctx.candidates.filter((c) => c.operator === this.name && c.mode === 'tune').length;
+    if (refined % 3 !== 2) return undefined;
+    const { winners } = shapeWinners(ctx.candidates, this.tableable);
+    if (new Set(winners.map((w) => w.candidate.id)).size < 2) return undefined;
+    const mine = [...shapeSpeeds(ctx.candidates).speeds].find(([c]) => c.id === ctx.parent!.id)?.[1];
+    if (!mine || mine.length !== winners.length) return undefined;
+    const weakest = winners.map((w, i) => ({ w, gap: mine[i] / w.speedup })).reduce((a, b) => (b.gap < a.gap ? b : a));
+    return weakest.w.candidate.id === ctx.parent.id || weakest.w.candidate.operator === 'baseline' ? undefined : weakest.w.candidate;
+  }
+
+  /**
+   * One candidate that dispatches per shape, when the shapes' winners differ and picking per shape would beat
+   * the best single configuration by more than 2% (the estimate from the evaluations already made; the
+   * dispatch is then judged on every shape like any candidate).
+   */
+  private dispatchProposal(ctx: ProposalContext): Proposal | undefined {
+    if (this.lang !== 'python') return undefined;
+    const { winners, dispatchScore, bestSingle } = shapeWinners(ctx.candidates, this.tableable);
+    const ids = [...new Set(winners.map((w) => w.candidate.id))];
+    if (ids.length < 2 || dispatchScore < 1.02 * bestSingle) return undefined;
+    const set = this.knobsOf(ctx.baselineSource);
+    const entries = winners.map((w) => ({ shape: w.shape, values: this.valuesOf(w.candidate) }));
+    const written = writeDispatch(ctx.baselineSource, set, entries);
+    if ('error' in written) return undefined;
+    if (ctx.seen.has(sourceHash(written.source, this.lang))) return undefined;
+    const shapeText = (s: Record<string, unknown>) => `{${Object.entries(s).map(([k, v]) => `${k}=${v}`).join(', ')}}`;
+    const base = this.valuesOf(ctx.candidates[0]);
+    const settings = (c: Candidate) => {
+      const v = this.valuesOf(c);
+      const changed = Object.keys(v).filter((k) => v[k] !== base[k] && v[k] !== 0);
+      return changed.length ? changed.map((k) => `${k}=${v[k]}`).join(', ') : 'as the original computes';
+    };
+    return {
+      source: written.source,
+      parents: ids,
+      operator: this.name,
+      mode: 'dispatch',
+      knobs: Object.fromEntries(winners.map((w) => [shapeText(w.shape), `${settings(w.candidate)} (${w.candidate.id}, ${w.speedup.toFixed(2)}x)`])),
+      rationale: `per-shape dispatch on (${written.tables.map((t) => t.keyNames.join(', ')).join('; ')}): estimated ${dispatchScore.toFixed(2)}x against `
+        + `${bestSingle.toFixed(2)}x for the best single setting; ` + winners.map((w) => `${shapeText(w.shape)} → ${w.candidate.id}`).join(', '),
+    };
   }
 
   /** Domains come from the baseline's values, so they do not drift upward as the search moves a knob. */
@@ -265,7 +325,7 @@ export class TuneOperator implements Operator {
     const tried = new Map<string, { ok: number; failed: number }>();
     const byId = new Map(all.map((c) => [c.id, c]));
     for (const c of all) {
-      if (c.operator !== this.name || c.state !== 'done' || c.mode === 'draft') continue;
+      if (c.operator !== this.name || c.state !== 'done' || c.mode === 'draft' || c.mode === 'dispatch') continue;
       const parent = byId.get(c.parents[0]);
       if (!parent || scoreOf(parent) <= 0) continue;
       const a = this.valuesOf(parent);

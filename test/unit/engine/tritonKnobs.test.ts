@@ -5,13 +5,14 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyKnobs, detectKnobs, type Knob } from '../../../src/engine/knobs';
+import { PLAIN_PYTHON } from './pythonLaunches';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, 'fixtures', name), 'utf8');
 
 /** Python's own parser on the text: undefined when it compiles, else the error. */
 function pythonSyntaxError(src: string): string | undefined {
   try {
-    execFileSync('python3', ['-c', 'import sys, ast; ast.parse(sys.stdin.read())'], { input: src, stdio: ['pipe', 'pipe', 'pipe'] });
+    execFileSync(PLAIN_PYTHON, ['-c', 'import sys, ast; ast.parse(sys.stdin.read())'], { input: src, stdio: ['pipe', 'pipe', 'pipe'] });
     return undefined;
   } catch (e) {
     return String((e as { stderr?: Buffer }).stderr ?? e);

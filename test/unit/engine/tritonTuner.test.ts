@@ -1,12 +1,15 @@
 // The tuner on Triton sources, against scripted landscapes: joint moves and hardware-informed starts on a
 // matmul launched with small tiles, and the constraints it learns from failures (no failed region twice).
-import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { EvolutionRun } from '../../../src/engine/evolutionRun';
 import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/knobs';
 import { GreedyPolicy } from '../../../src/engine/selection';
 import type { KernelSpec } from '../../../src/engine/spec';
 import { TuneOperator } from '../../../src/engine/tuneOperator';
 import type { Verdict } from '../../../src/contract/verdict';
+import { PythonLaunches } from './pythonLaunches';
 import { gridBest, matmulTime, outOfSharedMemory, sharedBytes, SHARED_LIMIT, TRITON_MATMUL, TritonLandscapeEvaluator, type LandscapeShape } from './tritonLandscape';
 
 const matmulSpec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/matmul.py', kernel: 'matmul_kernel' };
@@ -97,5 +100,78 @@ describe('constraints learned from wrong results', () => {
     expect(wrongs.length).toBeLessThanOrEqual(2);
     // and the search still found the best correct point: the smallest covering block, 8 warps
     expect(evaluator.jobs.find((j) => j.id === summary.best!.id)?.values).toMatchObject({ BLOCK_SIZE: 8192, num_warps: 8 });
+  });
+});
+
+/**
+ * Judges by what the launcher really launches: each shape's call runs in Python (pythonLaunches.ts) and the
+ * recorded meta-parameters are timed by a scripted landscape, so a per-shape dispatch is judged as written.
+ */
+class LaunchEvaluator {
+  readonly totalSlots = 1;
+  readonly jobs: Array<{ id: string; meta: Array<Record<string, unknown>> }> = [];
+  constructor(
+    private readonly python: PythonLaunches,
+    private readonly baseline: string,
+    private readonly shapes: Array<Record<string, number>>,
+    private readonly call: (shape: Record<string, number>) => string,
+    private readonly time: (shape: Record<string, number>, meta: Record<string, unknown>) => number,
+    readonly hardware = 'nvidia-h200',
+  ) {}
+
+  private timesOf(source: string): { meta: Array<Record<string, unknown>>; ms: number[] } {
+    const meta = this.python.run(source, this.shapes.map((s) => this.call(s)).join('\n'));
+    return { meta, ms: this.shapes.map((s, i) => this.time(s, meta[i])) };
+  }
+
+  async evaluate(job: { id: string; candidateSource: string }) {
+    const base = this.timesOf(this.baseline);
+    const cand = this.timesOf(job.candidateSource);
+    this.jobs.push({ id: job.id, meta: cand.meta });
+    const shapes = this.shapes.map((shape, i) => ({ shape, baseline_ms: base.ms[i], candidate_ms: cand.ms[i], speedup: base.ms[i] / cand.ms[i] }));
+    const speedup = Math.exp(shapes.reduce((a, s) => a + Math.log(s.speedup), 0) / shapes.length);
+    return { status: 'ok' as const, reason: 'Correct.', speedup, shapes, host: 'landscape' };
+  }
+}
+
+describe('shape-aware dispatch', () => {
+  const python = new PythonLaunches();
+  afterAll(() => python.dispose());
+  const src = readFileSync(path.join(__dirname, 'fixtures', 'triton_computed_launch.py'), 'utf8');
+  const shapes = [{ rows: 4096, cols: 1024 }, { rows: 2048, cols: 8192 }];
+  // each shape has its own best warp count: 2 for the short rows, 16 for the long ones (what the code computes there)
+  const bestWarps = (s: Record<string, number>) => (s.cols <= 1024 ? 2 : 16);
+  const time = (s: Record<string, number>, meta: Record<string, unknown>) =>
+    (s.rows * s.cols) / 1e6 * Math.exp(0.4 * (Math.log2(meta.num_warps as number) - Math.log2(bestWarps(s))) ** 2);
+  const call = (s: Record<string, number>) => `candidate.scale_rows(Tensor((${s.rows}, ${s.cols})), Tensor((${s.cols},)), 1e-6)`;
+
+  it('when shapes want different settings, proposes one launcher that picks per shape, and it wins as judged', { timeout: 120_000 }, async () => {
+    const evaluator = new LaunchEvaluator(python, src, shapes, call, time);
+    const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/k.py', kernel: '_scale_rows_kernel' };
+    const run = new EvolutionRun({ runId: 'd', runDir: '/tmp/none', spec, baselineSource: src, operators: [new TuneOperator({ fileName: 'k.py' })],
+      evaluator, policy: new GreedyPolicy(), limits: { budget: 12 }, confirmTop: 0 });
+    const summary = await run.run();
+    const dispatch = run.candidates.find((c) => c.mode === 'dispatch');
+    expect(dispatch).toBeDefined();
+    // the table names each shape's winner, and the launch really used it: 2 warps on short rows, the original 16 on long ones
+    expect(dispatch!.knobs).toMatchObject({ '{rows=4096, cols=1024}': expect.stringMatching(/^num_warps=2 \(c\d{4}, 1\.49x\)$/) });
+    expect(dispatch!.knobs!['{rows=2048, cols=8192}']).toMatch(/^as the original computes \(c0000, 1\.00x\)$|^num_warps=16 \(c\d{4}, 1\.00x\)$/);
+    expect(evaluator.jobs.find((j) => j.id === dispatch!.id)!.meta.map((m) => m.num_warps)).toEqual([2, 16]);
+    expect(summary.best!.id).toBe(dispatch!.id);
+    expect(summary.best!.speedup).toBeCloseTo(Math.sqrt(Math.exp(0.4)), 3);
+    // every single setting is worse than the dispatch on one of the shapes
+    const singles = run.candidates.filter((c) => c.mode !== 'dispatch' && c.verdict?.status === 'ok');
+    expect(Math.max(...singles.map((c) => c.verdict!.speedup!))).toBeLessThan(summary.best!.speedup);
+  });
+
+  it('proposes no dispatch when one setting wins every shape', { timeout: 120_000 }, async () => {
+    const sameBest = (s: Record<string, number>, meta: Record<string, unknown>) => (s.rows * s.cols) / 1e6 * Math.exp(0.4 * (Math.log2(meta.num_warps as number) - 3) ** 2);
+    const evaluator = new LaunchEvaluator(python, src, shapes, call, sameBest);
+    const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/k.py', kernel: '_scale_rows_kernel' };
+    const run = new EvolutionRun({ runId: 'e', runDir: '/tmp/none', spec, baselineSource: src, operators: [new TuneOperator({ fileName: 'k.py' })],
+      evaluator, policy: new GreedyPolicy(), limits: { budget: 10 }, confirmTop: 0 });
+    const summary = await run.run();
+    expect(run.candidates.some((c) => c.mode === 'dispatch')).toBe(false);
+    expect(evaluator.jobs.find((j) => j.id === summary.best!.id)!.meta.map((m) => m.num_warps)).toEqual([8, 8]);
   });
 });

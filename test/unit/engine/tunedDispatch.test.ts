@@ -4,87 +4,18 @@
 // the launcher really picks for a shape in the table and for one that is not.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectKnobs } from '../../../src/engine/knobs';
 import { cudaCapabilityOf, writeDispatch } from '../../../src/engine/tunedDispatch';
+import { PLAIN_PYTHON, PythonLaunches } from './pythonLaunches';
+
+const python = new PythonLaunches();
+afterAll(() => python.dispose());
+const launches = (source: string, calls: string, capability = '(9, 0)') => python.run(source, calls, capability);
 
 const root = path.resolve(__dirname, '../../..');
 const fixture = (name: string) => fs.readFileSync(path.join(__dirname, 'fixtures', name), 'utf8');
-
-// torch and triton as far as a launcher touches them on the host side; a launch records its grid and meta-parameters
-const STUBS: Record<string, string> = {
-  'torch/__init__.py': `
-class _Cuda:
-    capability = (9, 0)
-    def get_device_capability(self, device=None):
-        return self.capability
-cuda = _Cuda()
-float32 = "float32"
-class Tensor:
-    def __init__(self, shape):
-        self.shape = tuple(shape)
-        self.device = "cuda"
-    def stride(self, i):
-        s = 1
-        for d in self.shape[i + 1:]:
-            s *= d
-        return s
-    def numel(self):
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
-def empty_like(x):
-    return Tensor(x.shape)
-def empty(*shape, **kw):
-    return Tensor(shape[0] if isinstance(shape[0], tuple) else shape)
-`,
-  'triton/__init__.py': `
-LAUNCHES = []
-class _Kernel:
-    def __init__(self, fn):
-        self.fn = fn
-    def __getitem__(self, grid):
-        def launch(*args, **meta):
-            LAUNCHES.append({"kernel": self.fn.__name__, "grid": grid, **meta})
-        return launch
-def jit(fn):
-    return _Kernel(fn)
-def next_power_of_2(n):
-    p = 1
-    while p < n:
-        p *= 2
-    return p
-def cdiv(a, b):
-    return (a + b - 1) // b
-`,
-  'triton/language/__init__.py': `
-class constexpr:
-    pass
-`,
-};
-
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-dispatch-'));
-for (const [file, text] of Object.entries(STUBS)) {
-  fs.mkdirSync(path.dirname(path.join(tmp, file)), { recursive: true });
-  fs.writeFileSync(path.join(tmp, file), text);
-}
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-/** Runs `calls` (Python) after importing the module written from `source`; returns the launches it recorded. */
-function launches(source: string, calls: string, capability = '(9, 0)'): Array<Record<string, unknown>> {
-  fs.writeFileSync(path.join(tmp, 'candidate.py'), source);
-  const program = `import json, sys, torch, triton
-torch.cuda.capability = ${capability}
-import candidate
-from torch import Tensor
-${calls}
-print(json.dumps(triton.LAUNCHES))`;
-  const out = execFileSync('python3', ['-c', program], { cwd: tmp, env: { ...process.env, PYTHONPATH: tmp }, encoding: 'utf8' });
-  return JSON.parse(out.trim().split('\n').pop()!);
-}
 
 describe('a dispatch by shape, with the original computation as the fallback', () => {
   const src = fixture('triton_computed_launch.py');
@@ -100,7 +31,7 @@ describe('a dispatch by shape, with the original computation as the fallback', (
       rows: [{ key: [4096, 1024], values: { num_warps: 2 } }, { key: [2048, 4097], values: { num_warps: 16 } }] }]);
     expect(r.source).toContain('KERNELEVOLVE_SCALE_ROWS_BY_SHAPE = {\n    (4096, 1024): {"num_warps": 2},\n    (2048, 4097): {"num_warps": 16},\n}\n');
     expect(r.source).toContain('num_warps=KERNELEVOLVE_SCALE_ROWS_BY_SHAPE.get((n_rows, n_cols), {}).get("num_warps", num_warps),');
-    execFileSync('python3', ['-c', 'import sys; compile(sys.stdin.read(), "candidate.py", "exec")'], { input: r.source });
+    execFileSync(PLAIN_PYTHON, ['-c', 'import sys; compile(sys.stdin.read(), "candidate.py", "exec")'], { input: r.source });
     // the table adds its own lines above the first definition; every other line is the original's, in order
     const tableLines = 7; // two comment lines, the dict over four lines, a blank line
     const lines = r.source.split('\n');
