@@ -30,12 +30,15 @@ def _clean(x: Any) -> Any:
 
 
 def summary(v: Dict[str, Any]) -> str:
-    lines = [v["status"] + (f"  {v['speedup']:.2f}x (geometric mean over shapes)" if v.get("speedup") else ""),
+    iv = v.get("speedup_interval")
+    lines = [v["status"] + (f"  {v['speedup']:.2f}x" + (f" ({iv[0]:.2f}-{iv[1]:.2f})" if iv else "")
+                            + "  paired ratio: candidate and baseline timed side by side, geometric mean over shapes"
+                            if v.get("speedup") else ""),
              f"  {v['reason']}"]
     for s in v.get("shapes") or []:
         shape = " ".join(f"{k}={x}" for k, x in s["shape"].items())
         lines.append(f"  {shape:<36} baseline {s['baseline_ms']:.4f} ms  candidate {s['candidate_ms']:.4f} ms  "
-                     f"{s['speedup']:.2f}x")
+                     f"{s['speedup']:.2f}x" + (f" ({s['interval'][0]:.2f}-{s['interval'][1]:.2f})" if s.get("interval") else ""))
     for key in ("compile", "profile"):
         facts = {k: x for k, x in (v.get(key) or {}).items() if not isinstance(x, (dict, list))}
         if facts:

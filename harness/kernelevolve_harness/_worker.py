@@ -376,6 +376,14 @@ class CandidateWorker(Worker):
             self.rng = random.Random(cmd["secret"])
             self.pool_seeds = cmd["pool_seeds"]
             kept = [self.time_shape(i, cmd) for i in range(len(self.shapes))]
+            while True:  # the judge may have shapes timed again (a wide interval, or a disagreement)
+                more = self.recv()
+                if more.get("type") != "retime":
+                    break
+                again = dict(cmd, **more)
+                self.pool_seeds = more["pool_seeds"]
+                for i in more["shapes"]:
+                    kept[i].extend(self.time_shape(i, again))
             self.send("final")
             # The judge has released the device: now the evidence is copied to the host, hashed and sent.
             stage = "verify"
@@ -528,6 +536,12 @@ class CandidateWorker(Worker):
         spent = 0.0
         order = ["baseline", "candidate"]
         precision = float(cmd.get("precision") or 0.0)
+        # Rounds go on past the budget (to max_samples_wide rounds, 4 x the budget) while the paired ratio's
+        # interval is wider than ratio_goal; checked every few rounds (a bootstrap costs milliseconds).
+        goal = float(cmd.get("ratio_goal") or 0.0)
+        hard_max = max(cmd["max_samples"], int(cmd.get("max_samples_wide") or cmd["max_samples"]))
+        next_check = 0
+        t_enough = 0.0
         pending: List[Tuple[str, Any]] = []
         last_queued = ""
         t_rounds = _perf_counter()
@@ -559,7 +573,7 @@ class CandidateWorker(Worker):
                 last_queued = name
             rounds += 1
             order.reverse()  # ABBA...: each kernel follows the other equally often
-            if not (spot or len(pending) >= 2 * GROUP_ROUNDS or rounds >= cmd["max_samples"]
+            if not (spot or len(pending) >= 2 * GROUP_ROUNDS or rounds == cmd["max_samples"] or rounds >= hard_max
                     or rounds == cmd["min_samples"] or not self.backend.gpu):
                 continue
             for name, (t, results) in zip([n for n, _ in pending], timer.finish([q for _, q in pending])):
@@ -586,7 +600,15 @@ class CandidateWorker(Worker):
                 self.keep(kept, i, sets["candidate"][j][0], last_results[j], plan["candidate"][j], "timed")
             if rounds >= cmd["max_samples"] or (rounds >= cmd["min_samples"] and (
                     spent >= budget or (precision > 0 and _precise(samples, precision)))):
-                break
+                now = _perf_counter()
+                t_enough = t_enough or now
+                # bounded: at most as long again as the rounds so far took (the refills count, not only the calls)
+                if not goal or rounds >= hard_max or spent >= 4 * budget or now - t_rounds > 2 * (t_enough - t_rounds):
+                    break
+                if rounds >= next_check:
+                    if not self.ratio_wide(samples, goal):
+                        break
+                    next_check = rounds + max(4, rounds // 4)
         t_evidence = _perf_counter()
         if last_queued != "candidate":
             # the baseline ran last in the shared buffers: one more sample of the candidate, like any other
@@ -623,6 +645,14 @@ class CandidateWorker(Worker):
                   phases={k: round(v, 4) for k, v in phases.items()},
                   verify=[meta for meta, _, _ in kept[:-1]], fresh=dict(kept[-1][0], guard=guard))
         return kept
+
+    def ratio_wide(self, samples: Dict[str, List[float]], goal: float) -> bool:
+        from .ratios import intervals, lower_quartile, median, shape_estimate, wide
+        estimate = median if self.backend.gpu else lower_quartile
+        passes = [(samples["baseline"], samples["candidate"])]
+        b, c = shape_estimate(passes, estimate)
+        (iv,), _ = intervals([passes], estimate, rounds=200)
+        return c > 0 and wide(iv, b / c, goal)
 
     def keep(self, kept: List[Tuple[Dict[str, Any], List[Any], List[Any]]], i: int, gargs: List[Any], result: Any,
              plan: Tuple[int, float], what: str) -> None:

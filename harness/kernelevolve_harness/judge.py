@@ -25,6 +25,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from .backends import Backend, Build, get_backend
 from .protocol import BATCH_BYTES, MAX_BATCH, Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .spec import SpecError, read_header
+from .ratios import LEVEL, apart, disagreeing, intervals, lower_quartile, median, shape_estimate, wide
 from .static_c import strip_comments
 from .worker_limits import worker_limits
 
@@ -562,6 +563,32 @@ class Judge:
         return header, blobs
 
     # --- timing ------------------------------------------------------------------------------------
+    def _timed_passes(self, shapes: List[int], received: List[List[Dict[str, Any]]]) -> None:
+        """Reads one timed pass of each of these shapes from the worker."""
+        for i in shapes:
+            self.current = (i, None)
+            header, _ = self._expect_any("timing")
+            if header["type"] == "call":  # a guard or leftover tripped mid-timing
+                self._check_call(header, [], i, 0, 1.0, "during timing")
+                raise Verdict("runtime_error", "The worker stopped timing without saying why.")
+            if header["type"] != "timing" or header.get("shape") != i:
+                raise Verdict("runtime_error", f"The worker sent {header['type']!r} during timing.")
+            received[i].append(header)
+            self._note_phases(i, header)
+
+    def _to_retime(self, received: List[List[Dict[str, Any]]], estimate: Any, goal: float) -> List[int]:
+        """The shapes to time again (at most KERNELEVOLVE_RETIME_SHAPES, default 2, the least sure first)."""
+        ratios = []
+        for passes in received:
+            b, c = shape_estimate([_pass(h) for h in passes], estimate)
+            ratios.append(b / c if c > 0 else float("inf"))
+        shape_iv, _ = intervals([[_pass(h) for h in passes] for passes in received], estimate)
+        unsure = {k for k, (r, iv) in enumerate(zip(ratios, shape_iv)) if wide(iv, r, goal)}
+        unsure |= set(disagreeing(ratios, shape_iv, goal))
+        most = int(_env_float("KERNELEVOLVE_RETIME_SHAPES", 2))
+        width = {k: shape_iv[k][1] / max(shape_iv[k][0], 1e-12) for k in unsure}
+        return sorted(sorted(unsure, key=lambda k: -width[k])[:max(0, most)])
+
     def _note_phases(self, i: int, header: Dict[str, Any]) -> None:
         """Adds shape i's timed-section phases to the verdict's stages (timing_<phase>_s, summed over shapes)."""
         phases = _phases(header)
@@ -586,11 +613,15 @@ class Judge:
             "max_batch": MAX_BATCH, "batch_bytes": BATCH_BYTES,
             # GPU: stop once both medians are known to 0.15% (relative standard error); CPU: run the budget
             "precision": float(os.environ.get("KERNELEVOLVE_TIMING_PRECISION", 0.0015 if gpu else 0.0)),
+            # more rounds while a shape's paired ratio is less sure than this (the 95% interval's relative half-width)
+            "ratio_goal": _env_float("KERNELEVOLVE_RATIO_GOAL", 0.02),
+            "max_samples_wide": 2 * int(os.environ.get("KERNELEVOLVE_MAX_SAMPLES", 100)),
         }
         rows: List[Dict[str, Any]] = []
         spreads: List[float] = []
         methods: List[str] = []
-        received: List[Tuple[Dict[str, Any], List[bytes]]] = []
+        received: List[List[Dict[str, Any]]] = [[] for _ in range(n)]  # each shape's timed passes
+        estimate = median if gpu else lower_quartile
         # Nothing else runs while the worker times: the timed outputs are checked (here, and by the reference
         # process) only after the last timed call, so neither competes with the timing for the machine.
         t = time.monotonic()
@@ -598,28 +629,35 @@ class Judge:
             self.stages["lock_wait_s"] = time.monotonic() - t
             t = time.monotonic()
             self.worker.send(cmd)
-            for i in range(n):
-                self.current = (i, None)
-                header, blobs = self._expect_any("timing")
-                if header["type"] == "call":  # a guard or leftover tripped mid-timing
-                    self._check_call(header, [], i, 0, 1.0, "during timing")
-                    raise Verdict("runtime_error", "The worker stopped timing without saying why.")
-                if header["type"] != "timing":
-                    raise Verdict("runtime_error", f"The worker sent {header['type']!r} during timing.")
-                received.append((header, blobs))
-                self._note_phases(i, header)
+            self._timed_passes(list(range(n)), received)
+            # Shapes whose ratio is less sure than the goal, or that disagree with the others, are timed again
+            # in new buffers with new inputs; two passes of a shape that disagree get a third (median of three).
+            goal = float(cmd["ratio_goal"])
+            again = self._to_retime(received, estimate, goal) if goal > 0 else []
+            for _ in range(2):
+                if not again:
+                    break
+                self.worker.send({"type": "retime", "shapes": again,
+                                  "pool_seeds": [[self.rng.randrange(1, 2**31) for _ in range(3)] for _ in range(n)],
+                                  "fresh_seeds": [self.rng.randrange(1, 2**31) for _ in range(n)]})
+                self._timed_passes(again, received)
+                self.stages["retimed_shapes"] = self.stages.get("retimed_shapes", 0) + len(again)
+                again = [i for i in again if len(received[i]) == 2 and apart(*[
+                    intervals([[_pass(h)]], estimate)[0][0] for h in received[i]])]
+            self.worker.send({"type": "timed"})
             self.current = None
             self._expect_any("timing")  # the final message
             self.stages["timing_s"] = time.monotonic() - t
         t = time.monotonic()
         # The device is free again: the worker now sends what it kept (outputs and arguments of timed calls and
         # of the fresh-input call), while the reference process computes the expected outputs for all of it.
-        self.prefetch([(i, e["seed"], e["factor"]) for i, (h, _) in enumerate(received)
+        self.prefetch([(i, e["seed"], e["factor"]) for i, passes in enumerate(received) for h in passes
                        for e in h["verify"] + [h["fresh"]]])
-        for i, (header, _) in enumerate(received):
-            if header["fresh"]["guard"]:
-                self._check_call({"guard": header["fresh"]["guard"]}, [], i, header["fresh"]["seed"], 1.0,
-                                 "fresh inputs in the timed buffers after timing")
+        for i, passes in enumerate(received):
+            for header in passes:
+                if header["fresh"]["guard"]:
+                    self._check_call({"guard": header["fresh"]["guard"]}, [], i, header["fresh"]["seed"], 1.0,
+                                     "fresh inputs in the timed buffers after timing")
             evidence, blobs = self._expect_any("verify")
             if evidence["type"] != "verify" or evidence.get("shape") != i:
                 raise Verdict("runtime_error", f"The worker sent {evidence['type']!r} where the evidence of shape "
@@ -632,24 +670,30 @@ class Judge:
                         else f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
                 self._check_call({"digests": v["digests"], "dtypes": v["dtypes"]}, part, i, v["seed"], v["factor"],
                                  what)
-            estimate = _median if gpu else _lower_quartile
-            b = estimate(header["samples"]["baseline"])
-            c = estimate(header["samples"]["candidate"])
+            header = passes[0]
+            b, c = shape_estimate([_pass(h) for h in passes], estimate)
             spreads.append(_iqr(header["samples"]["candidate"]) / c if c > 0 else 0.0)
             methods.append(header.get("timer", ""))
             rows.append({"shape": self.shapes[i], "baseline_ms": b, "candidate_ms": c,
                          "speedup": b / c if c > 0 else float("inf"),
-                         "samples": len(header["samples"]["candidate"]), "batch": header["batch"]["candidate"],
-                         "method": header.get("timer", "")})
+                         "samples": sum(len(h["samples"]["candidate"]) for h in passes),
+                         "batch": header["batch"]["candidate"], "method": header.get("timer", "")})
+            if len(passes) > 1:
+                rows[-1]["passes"] = len(passes)
+        shape_iv, overall_iv = intervals([[_pass(h) for h in passes] for passes in received], estimate)
+        for row, (lo, hi) in zip(rows, shape_iv):
+            row["interval"] = [lo, hi]
         self.stages["verify_s"] = time.monotonic() - t
         method = ", ".join(sorted(set(methods)))
         speedup = math.exp(sum(math.log(max(r["speedup"], 1e-12)) for r in rows) / len(rows))
         verdict: Dict[str, Any] = {
             "status": "ok",
-            "reason": f"Correct on {n} shape(s) x {len(self.seeds)} seeds; {speedup:.2f}x the baseline (geometric mean).",
-            "speedup": speedup, "shapes": rows, "compile": self.compile_stats,
+            "reason": f"Correct on {n} shape(s) x {len(self.seeds)} seeds; {speedup:.2f}x the baseline "
+                      f"({overall_iv[0]:.2f}-{overall_iv[1]:.2f}; geometric mean of paired ratios).",
+            "speedup": speedup, "speedup_interval": list(overall_iv), "shapes": rows, "compile": self.compile_stats,
             "timing": {"method": method, "estimator": "median" if gpu else "lower quartile",
-                       "lock": bool(self.opts.lock)},
+                       "lock": bool(self.opts.lock), "paired": "interleaved rounds",
+                       "interval": f"{int(LEVEL * 100)}% bootstrap over rounds"},
         }
         if self.opts.profile:
             from .profiling import profile
@@ -659,6 +703,17 @@ class Judge:
         if self.log:
             verdict["log"] = _tail(self.log)
         return verdict
+
+
+def _pass(header: Dict[str, Any]) -> Tuple[List[float], List[float]]:
+    return header["samples"]["baseline"], header["samples"]["candidate"]
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
 
 
 def _phases(header: Dict[str, Any]) -> Dict[str, float]:
@@ -672,19 +727,6 @@ def _phases(header: Dict[str, Any]) -> Dict[str, float]:
 
 
 _PHASES = ("setup", "capture", "rounds", "evidence")  # what the worker reports of each shape's timed section
-
-
-def _median(xs: List[float]) -> float:
-    s = sorted(xs)
-    m = len(s) // 2
-    return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
-
-
-def _lower_quartile(xs: List[float]) -> float:
-    """CPU samples: other processes only ever add time (preemption), so the lower quartile estimates the
-    kernel's own time better than the median on a shared machine, while ignoring lucky outliers."""
-    s = sorted(xs)
-    return s[(len(s) - 1) // 4]
 
 
 def _iqr(xs: List[float]) -> float:

@@ -7,7 +7,7 @@ import type { TerminationReason } from '../engine/events';
 import { isConfirmed } from '../engine/evolutionRun';
 import { RunStore, RunStoreError, type LoadedRun } from '../engine/runStore';
 import { POLICIES } from '../engine/selection';
-import { scoreOf } from '../engine/runReference';
+import { formatSpeedup, scoreInterval, scoreOf, SPEEDUP_MEANING } from '../engine/pairedScore';
 import { OPERATOR_NAMES, unknownOperators } from '../run/operatorRegistry';
 import { isPolicy, type RunSettings } from '../run/runSettings';
 import { startRun, type StartedRun } from '../run/startRun';
@@ -158,7 +158,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     `run ${summary.runId} ended: ${reasonText(finishedReason)}${runError ? ` (${runError.message})` : ''}`,
     leaderboard(candidates),
     improved
-      ? `\nbest: ${best!.id} by ${best!.operator}, ${scoreOf(best!).toFixed(2)}x over the baseline (${isConfirmed(best!) ? `confirmed: the lower of its ${1 + best!.confirmations!.length} measurements, ` : 'a single measurement, not confirmed; '}geometric mean over shapes, against the median of the run's baseline timings; the harness measured ${[best!.verdict!, ...(best!.confirmations ?? [])].map((v) => `${v.speedup?.toFixed(2)}x`).join(' and ')} in its own evaluation${best!.confirmations?.length ? 's' : ''})\n\n${diff}`
+      ? `\nbest: ${best!.id} by ${best!.operator}, ${formatSpeedup(scoreOf(best!), scoreInterval(best!))} over the baseline (${isConfirmed(best!) ? `confirmed: the lowest of ${1 + best!.confirmations!.length} evaluations, ${[best!.verdict!, ...(best!.confirmations ?? [])].map((v) => `${v.speedup?.toFixed(2)}x`).join(' and ')}` : 'a single evaluation, not confirmed'})\n${SPEEDUP_MEANING}; 95% interval in brackets\n\n${diff}`
       : '\nno correct candidate beat the baseline.',
     ...(store.current.usage ? [usageText(store.current.usage)] : []),
     `run folder: ${summary.runDir}${finishedReason === 'stopped' || finishedReason === 'time' || finishedReason === 'error' ? ` (continue with: kernelevolve evolve --resume ${summary.runDir})` : ''}`,

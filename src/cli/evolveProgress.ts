@@ -1,6 +1,6 @@
 // The live progress of `kernelevolve evolve` on stderr: one rewritten line on a terminal, plain lines otherwise.
 import type { EngineEvent } from '../engine/events';
-import { scoreOf } from '../engine/runReference';
+import { scoreOf } from '../engine/pairedScore';
 import { addUsage, type RunUsage } from '../engine/runStore';
 
 export function formatDuration(s: number | undefined): string {

@@ -4,7 +4,7 @@ import type { Candidate } from '../engine/candidate';
 import type { TerminationReason } from '../engine/events';
 import { isConfirmed } from '../engine/evolutionRun';
 import { unifiedDiff } from '../engine/unifiedDiff';
-import { scoreOf } from '../engine/runReference';
+import { scoreOf } from '../engine/pairedScore';
 import type { RunUsage } from '../engine/runStore';
 
 const REASONS: Record<TerminationReason, string> = {

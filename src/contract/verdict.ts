@@ -16,6 +16,10 @@ export interface ShapeTiming {
   baseline_ms: number;
   candidate_ms: number;
   speedup: number;
+  /** The paired ratio's 95% interval (a bootstrap over the interleaved rounds). */
+  interval?: [number, number];
+  /** Timed passes of the shape, when it was timed again (a wide interval, or a disagreement). */
+  passes?: number;
 }
 
 /** What the harness learned about the candidate's kernel (and, when asked, its profile). */
@@ -29,8 +33,10 @@ export interface Verdict {
   status: VerdictStatus;
   /** One human sentence. */
   reason: string;
-  /** Geometric mean of the per-shape speedups; present when status is ok. */
+  /** Geometric mean of the per-shape speedups (each a paired ratio); present when status is ok. */
   speedup?: number;
+  /** The geometric mean's 95% interval, from the same resamples as the shapes' intervals. */
+  speedup_interval?: [number, number];
   shapes?: ShapeTiming[];
   compile?: Record<string, unknown>;
   profile?: Profile;

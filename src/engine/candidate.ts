@@ -18,8 +18,8 @@ export interface Candidate {
   hash: string;
   state: CandidateState;
   verdict?: Verdict;
-  /** The engine's speedup estimate: against the median of every baseline timing of the run (runReference.ts);
-   *  what ranks candidates. The harness's own figure stays in verdict.speedup. */
+  /** The engine's speedup estimate (pairedScore.ts): the harness's paired ratio, the lowest over the candidate's
+   *  evaluations once it is confirmed; what ranks candidates. */
   score?: number;
   /** Verdicts of the candidate judged once more at the end of the run (a leader re-judged against the winner's
    *  curse); its score is then the lowest of its measurements, 0 when one of them is not ok. */

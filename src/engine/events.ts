@@ -10,8 +10,9 @@ export interface RunSummary {
   runDir: string;
   candidates: number;
   baseline: Verdict | undefined;
-  /** `confirmed`: the best was judged again at the end and `speedup` is the lowest of its measurements. */
-  best: { id: string; speedup: number; operator: string; status: string; confirmed?: boolean } | undefined;
+  /** `speedup`: the paired ratio (pairedScore.ts), with its `interval`; `confirmed`: the best was judged again at
+   *  the end and `speedup` is the lowest of its measurements. */
+  best: { id: string; speedup: number; interval?: [number, number]; operator: string; status: string; confirmed?: boolean } | undefined;
 }
 
 export type EngineEvent =

@@ -12,7 +12,7 @@ import { GreedyPolicy, type SelectionPolicy, type SelectionView } from './select
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
 import type { KernelSpec } from './spec';
 import { estimateRemainingS, SIGNIFICANT_GAIN, terminationReason, type TerminationLimits } from './termination';
-import { RunReference, scoreOf } from './runReference';
+import { outranks, pairedScore, scoreInterval, scoreOf } from './pairedScore';
 import { fitness } from './fitness';
 
 export interface EvolutionOptions {
@@ -87,7 +87,6 @@ export class EvolutionRun {
   private evaluatedThisSession = 0;
   private turn = 0;
   private best?: Candidate;
-  private readonly reference = new RunReference();
   private plateauRef = 0;
   private sinceImprovement = 0;
   private stopping = false;
@@ -178,7 +177,7 @@ export class EvolutionRun {
       runDir: this.opts.runDir,
       candidates: this.candidates.length,
       baseline: this.baseline?.verdict,
-      best: b?.verdict ? { id: b.id, speedup: scoreOf(b), operator: b.operator, status: b.verdict.status, confirmed: isConfirmed(b) } : undefined,
+      best: b?.verdict ? { id: b.id, speedup: scoreOf(b), ...(scoreInterval(b) ? { interval: scoreInterval(b) } : {}), operator: b.operator, status: b.verdict.status, confirmed: isConfirmed(b) } : undefined,
     };
   }
 
@@ -339,15 +338,9 @@ export class EvolutionRun {
     }
   }
 
-  /** A new verdict moves the reference: every score follows (the ranking of the others does not change). */
+  /** The candidate's score: its paired speedup (the lowest over its evaluations, pairedScore.ts). */
   private rescore(c: Candidate): void {
-    this.reference.add(c.verdict);
-    for (const v of c.confirmations ?? []) this.reference.add(v);
-    this.rescoreAll();
-  }
-
-  private rescoreAll(): void {
-    for (const x of this.candidates) if (x.verdict) x.score = this.reference.score(x);
+    c.score = pairedScore(c);
   }
 
   // ------------------------------------------------------------- confirmation of the leaders
@@ -388,8 +381,7 @@ export class EvolutionRun {
     try {
       const { placement: _placement, ...confirmation } = await this.opts.evaluator.evaluate({ ...this.jobOf(c), id: `${c.id}-confirm${n}` }, { signal: controller.signal });
       c.confirmations = [...(c.confirmations ?? []), confirmation];
-      this.reference.add(confirmation);
-      this.rescoreAll();
+      this.rescore(c);
       this.emit({ type: 'candidate-confirmed', candidate: c, confirmation, at: Date.now() });
       if (confirmation.status !== 'ok') {
         this.log('warn', `${c.id} lost its place: judged again it is ${confirmation.status} (${confirmation.reason}); its first ${first.toFixed(2)}x was not reproducible.`);
@@ -407,13 +399,13 @@ export class EvolutionRun {
     const confirmed = judged.filter(isConfirmed);
     const pool = confirmed.length ? [...confirmed, ...(this.baseline?.verdict ? [this.baseline] : [])] : judged;
     let best: Candidate | undefined;
-    for (const c of pool) if (!best || scoreOf(c) > scoreOf(best)) best = c;
+    for (const c of pool) if (!best || outranks(c, best)) best = c;
     this.best = best ?? this.best;
   }
 
   private noteResult(c: Candidate, live: boolean): void {
     const f = scoreOf(c);
-    if (!this.best || f > scoreOf(this.best)) {
+    if (!this.best || outranks(c, this.best)) {
       this.best = c;
       if (live && f > 0 && c.operator !== 'baseline') this.emit({ type: 'best-improved', id: c.id, speedup: f, at: Date.now() });
     }

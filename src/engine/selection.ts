@@ -2,7 +2,7 @@
 // asks the policy for a parent for every refinement; a policy never returns a candidate the operator has
 // already exhausted.
 import type { Candidate } from './candidate';
-import { scoreOf } from './runReference';
+import { scoreOf } from './pairedScore';
 
 export interface SelectionView {
   /** Every candidate so far, baseline first. */

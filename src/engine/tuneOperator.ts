@@ -18,7 +18,7 @@ import { writeDispatch } from './tunedDispatch';
 import { kernelClassOf, startValues, tuneStarts } from './tuneKnowledge';
 import type { Operator, Proposal, ProposalBatch, ProposalContext } from './operator';
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
-import { scoreOf } from './runReference';
+import { scoreOf } from './pairedScore';
 
 /** A move in index space: how many domain steps each named knob goes up (+) or down (-). */
 type Move = Record<string, number>;

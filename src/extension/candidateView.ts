@@ -6,7 +6,7 @@ import type { Verdict } from '../contract/verdict';
 import type { CandidateDetails, ProfileFacts } from '../protocol';
 import { highlightedDiff } from './diffHighlighter';
 import { confirmationOf } from './runState';
-import { scoreOf } from '../engine/runReference';
+import { scoreOf } from '../engine/pairedScore';
 
 /** Names the harness (and Nsight Compute) use for the same quantity. */
 const ALIASES: Record<Exclude<keyof ProfileFacts, 'other' | 'bottleneck'>, string[]> = {

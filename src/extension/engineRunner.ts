@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { Candidate } from '../engine/candidate';
 import type { EngineEvent, RunSummary } from '../engine/events';
 import { RunStore } from '../engine/runStore';
-import { RunReference, scoreOf } from '../engine/runReference';
+import { pairedScore, scoreOf } from '../engine/pairedScore';
 import type { HostOptions } from '../remote/hostConfig';
 import { startRun, type StartedRun } from '../run/startRun';
 import type { BestPoint, RunHeader, RunStatus, RunView } from '../protocol';
@@ -56,8 +56,8 @@ export async function runEvolution(req: EvolveRequest): Promise<RunSummary> {
   return (await startEditorRun(req)).finished;
 }
 
-/** Best speedup so far, as the candidates were judged: the engine's score (against the run's baseline timings;
- *  a confirmed leader's confirmed figure, 0 for one that lost its place), as the live run reports it. */
+/** Best speedup so far, as the candidates were judged: the engine's score (the paired speedup; a confirmed
+ *  leader's lowest figure, 0 for one that lost its place), as the live run reports it. */
 export function bestOverTime(candidates: readonly Candidate[], startedAt: number): BestPoint[] {
   const judged = candidates.filter((c) => c.verdict && c.operator !== 'baseline' && c.parents.length > 0)
     .sort((a, b) => (a.timings.finishedAt ?? a.timings.proposedAt) - (b.timings.finishedAt ?? b.timings.proposedAt));
@@ -73,15 +73,10 @@ export function bestOverTime(candidates: readonly Candidate[], startedAt: number
   return points;
 }
 
-/** The scores the run ended with: each against the median of every baseline timing of the run (its verdicts and
- *  confirmations), as the engine scores them; a stored candidate's own score is from when it was last saved. */
+/** The scores the run ended with, as the engine scores them (pairedScore.ts: over each candidate's verdict and
+ *  confirmations); a stored candidate's own score is from when it was last saved. */
 export function rescore(candidates: Candidate[]): void {
-  const reference = new RunReference();
-  for (const c of candidates) {
-    reference.add(c.verdict);
-    for (const v of c.confirmations ?? []) reference.add(v);
-  }
-  for (const c of candidates) if (c.verdict) c.score = reference.score(c);
+  for (const c of candidates) if (c.verdict) c.score = pairedScore(c);
 }
 
 /** Every run in the store; one that says `running` was cut short (this window is not running it). */

@@ -3,7 +3,7 @@
 // that is applied here and forwarded to the panel, so the host's state is always what the panel would show.
 import type { Candidate } from '../engine/candidate';
 import type { EngineEvent } from '../engine/events';
-import { scoreOf } from '../engine/runReference';
+import { scoreOf } from '../engine/pairedScore';
 import type { CandidateRow, RunDelta, RunHeader, RunStatus, RunView } from '../protocol';
 import { applyDelta, formatCandidateSpeedup, rowIndex } from '../runModel';
 

@@ -9,7 +9,7 @@ import type { EngineEvent } from '../../../src/engine/events';
 import { EvolutionRun } from '../../../src/engine/evolutionRun';
 import type { Operator, ProposalBatch } from '../../../src/engine/operator';
 import { RunStore } from '../../../src/engine/runStore';
-import { scoreOf } from '../../../src/engine/runReference';
+import { scoreOf } from '../../../src/engine/pairedScore';
 import type { KernelSpec } from '../../../src/engine/spec';
 import type { EvaluationJob, Evaluator, PoolVerdict } from '../../../src/contract/job';
 
