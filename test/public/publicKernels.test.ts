@@ -7,9 +7,9 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadSpec } from '../../../src/engine/spec';
+import { loadSpec } from '../../src/engine/spec';
 
-const ROOT = path.resolve(__dirname, '../../..');
+const ROOT = path.resolve(__dirname, '../..');
 const SPECS_DIR = path.join(ROOT, 'scripts/public-kernels');
 const specs = fs.readdirSync(SPECS_DIR).filter((d) => fs.existsSync(path.join(SPECS_DIR, d, 'spec.py'))).sort();
 
