@@ -475,7 +475,10 @@ class CandidateWorker(Worker):
         library = "torch"
         base_ops: Optional[Set[str]] = None
         if hasattr(self.backend, "host_op_watch"):
-            # a KernelBench ModelNew: the baseline is the reference's operators, so none is allowed
+            # a KernelBench ModelNew: the baseline is the reference's operators, so none is allowed (the problem
+            # judged against itself, which the build lets through only as the baseline's own text, is not watched)
+            if not hasattr(self.kc, "ModelNew"):
+                return self.spec.launch(self.kc, *gargs)
             watch, library = self.backend.host_op_watch()
             base_ops = set()
         else:
