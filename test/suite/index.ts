@@ -21,6 +21,7 @@ export async function runSuites(): Promise<SuiteResults> {
   await import('./sidePanel.suite');
   await import('./commands.suite');
   await import('./runLifecycle.suite');
+  await import('./writeKernel.suite');
   const results: SuiteResults = { passed: 0, failed: 0, failures: [], tests: [] };
   await new Promise<void>((resolve) => {
     const runner = mocha.run(() => resolve());
