@@ -36,6 +36,8 @@ export interface Knob {
   scope?: string;
   /** The kernels launched where the knob is used (Triton launch sites); absent when not known. */
   kernels?: string[];
+  /** The kernels' meta-parameter the knob is passed as (`BLOCK_SIZE=block`: BLOCK_SIZE). */
+  param?: string;
   /** False for knobs the tuner leaves alone (a covering block: larger only wastes lanes). */
   searched?: boolean;
 }
@@ -203,16 +205,17 @@ class PythonKnobs {
   }
 
   /** Records that the knob with a span at `at` is used where `kernels` are launched. */
-  private tag(at: number, kernels: string[]): void {
+  private tag(at: number, kernels: string[], param: string): void {
     const k = this.c.knobs.find((x) => x.spans.some((s) => s[0] === at));
     if (k && kernels.length) k.kernels = [...new Set([...(k.kernels ?? []), ...kernels])];
+    if (k && !k.insert) k.param ??= param;
   }
 
   launches(): void {
     const { src, masked, c } = this;
     for (const site of launchSites(src, masked)) {
       const kernels = launchedKernels(src, masked, site);
-      const tagged: number[] = [];
+      const tagged: Array<[number, string]> = [];
       const grids = gridSpans(site, masked);
       const inGrid = (word: string) => grids.flatMap(([s, e]) => wordOffsets(masked, word, s, e)).map((at) => [at, at + word.length] as [number, number]);
       let anyLoop = false;
@@ -227,7 +230,7 @@ class PythonKnobs {
         if (INT.test(kw.value)) {
           const span: [number, number] = [kw.start, kw.end];
           c.add(kw.name, 'triton-launch', Number(kw.value), span);
-          tagged.push(kw.start);
+          tagged.push([kw.start, kw.name]);
           // a grid written with the same literal (cdiv(n, 1024), n // 1024) must follow the block size
           for (const g of masked.slice(site.grid[0], site.grid[1] + 1).matchAll(new RegExp(String.raw`(?:cdiv\([^,()]*,\s*|//\s*)(${kw.value})\b`, 'g'))) {
             const at = site.grid[0] + g.index! + g[0].length - g[1].length;
@@ -243,7 +246,7 @@ class PythonKnobs {
           k.expression = guarded[2].trim();
           k.guard = 'covers';
           k.searched = false;
-          tagged.push(kw.start);
+          tagged.push([kw.start, kw.name]);
         } else {
           const name = /^[A-Za-z_]\w*$/.test(kw.value) ? kw.value : undefined;
           const from = site.launcher?.start ?? 0;
@@ -254,7 +257,7 @@ class PythonKnobs {
           if (name && a && !a.tuple && INT.test(a.value)) {
             // BLOCK_SIZE=BLOCK where BLOCK = 512 above: the literal is the knob
             c.add(name, 'py-constant', Number(a.value), [a.start, a.end], role);
-            tagged.push(a.start);
+            tagged.push([a.start, kw.name]);
             continue;
           }
           const spans: Array<[number, number]> = [[kw.start, kw.end], ...(name ? inGrid(name) : [])];
@@ -264,7 +267,7 @@ class PythonKnobs {
             origin: a?.statement ?? kw.value,
             ...(covers ? { guard: 'covers' as const, searched: false } : {}),
           });
-          tagged.push(kw.start);
+          tagged.push([kw.start, kw.name]);
         }
       }
       // num_stages pipelines loads across loop iterations; a looping kernel launched without it gets it as a knob
@@ -273,7 +276,7 @@ class PythonKnobs {
       if (anyLoop === false) anyLoop = kernels.length > 0 && kernelUse(src, masked, kernels, '__none__').loops;
       if (anyLoop && last && !names.includes('num_stages')) {
         this.computed('num_stages', 'triton-launch-option', '', [[last.end, last.end]], { role: 'stages', insert: 'num_stages', scope: site.launcher?.name });
-        tagged.push(last.end);
+        tagged.push([last.end, 'num_stages']);
       }
       // local literals a launch uses through its grid or a kwargs dict (BLOCK_ROW = 16; kernel_args["BLOCK_ROW"] = BLOCK_ROW)
       if (site.launcher) {
@@ -285,10 +288,26 @@ class PythonKnobs {
           const at = site.launcher.start + m.index! + m[0].lastIndexOf(m[3]);
           const used = wordOffsets(masked, m[2], at, site.call[1]).length > 0;
           if (used && !c.knobs.some((k) => k.spans.some((s) => s[0] === at))) c.add(m[2], 'py-constant', Number(m[3]), [at, at + m[3].length], role);
-          if (used && wordOffsets(masked, m[2], site.grid[0], site.call[1]).length) tagged.push(at);
+          if (used && wordOffsets(masked, m[2], site.grid[0], site.call[1]).length) tagged.push([at, m[2]]);
         }
       }
-      for (const at of tagged) this.tag(at, kernels);
+      for (const [at, param] of tagged) this.tag(at, kernels, param);
+    }
+  }
+
+  /**
+   * A block that is the length of a 1-D vector (no tl.dot in the kernels it sizes) may go far beyond the
+   * 256 a matmul tile stops at: elementwise and row kernels like 1024-8192 elements per program.
+   */
+  widenVectorBlocks(): void {
+    const bodies = new Map(listFunctions(this.src, 'python').map((f) => [f.name, this.masked.slice(f.start, f.end)]));
+    for (const k of this.c.knobs) {
+      if (k.role !== 'block' || !k.kernels?.length || k.guard) continue;
+      const texts = k.kernels.map((n) => bodies.get(n) ?? '');
+      if (texts.some((b) => /\bdot\s*\(/.test(b))) continue;
+      if (!k.param || !kernelUse(this.src, this.masked, k.kernels, k.param).arange) continue;
+      const values = powersOfTwo(Math.min(16, k.value || 16), Math.max(8192, 4 * k.value));
+      k.domain = k.value ? withValue(values, k.value) : values;
     }
   }
 
@@ -419,6 +438,7 @@ function indexAll(text: string, needle: string, start: number, end: number): num
 function detectPython(src: string): KnobSet {
   const p = new PythonKnobs(src);
   p.launches();
+  p.widenVectorBlocks();
   p.autotuneConfigs();
   p.configLoops();
   p.heuristics();
@@ -440,6 +460,17 @@ export function detectKnobs(src: string, langOrFile: SourceLanguage | string): K
 }
 
 export type KnobValues = Record<string, number>;
+
+/**
+ * The knobs a search moves: not those it must leave alone (a block that covers a row), and when the file
+ * launches several kernels, those of the launches that run the spec's kernel (a backward pass or another
+ * device's branch in the same file is not what the spec times).
+ */
+export function searchableKnobs(set: KnobSet, kernel: string): KnobSet {
+  let knobs = set.knobs.filter((k) => k.searched !== false);
+  if (knobs.some((k) => k.kernels?.includes(kernel))) knobs = knobs.filter((k) => !k.kernels || k.kernels.includes(kernel));
+  return { ...set, knobs };
+}
 
 export function knobValues(set: KnobSet): KnobValues {
   return Object.fromEntries(set.knobs.map((k) => [k.name, k.value]));

@@ -10,7 +10,7 @@
 // It keeps no state of its own; everything comes from the run's candidates, so a resumed run continues as
 // if never stopped. It never proposes a source the run has already seen.
 import type { Candidate } from './candidate';
-import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, type Knob, type KnobSet, type KnobValues } from './knobs';
+import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, searchableKnobs, type Knob, type KnobSet, type KnobValues } from './knobs';
 import { listFunctions } from './splice';
 import { shapeSpeeds, shapeWinners } from './shapeWinners';
 import { learnedRegions } from './tuneConstraints';
@@ -105,7 +105,7 @@ export class TuneOperator implements Operator {
     const base = (ctx.parent && this.shapeParent(ctx)) ?? ctx.parent ?? ctx.candidates[0];
     if (!base) return { proposals: [], exhausted: true };
     const full = this.anchored(this.knobsOf(base.source), this.knobsOf(ctx.baselineSource));
-    const set = this.searchable(full, ctx.spec.kernel);
+    const set = searchableKnobs(full, ctx.spec.kernel);
     if (!set.knobs.length) return { proposals: [], exhausted: true };
     const current = knobValues(full);
     const stats = this.moveStats(ctx.candidates);
@@ -131,17 +131,6 @@ export class TuneOperator implements Operator {
       return { proposals: [proposal] };
     }
     return { proposals: [], exhausted: true };
-  }
-
-  /**
-   * The knobs the search moves: not those it must leave alone (a block that covers a row), and when the file
-   * launches several kernels, those of the launches that run the spec's kernel (a backward pass or another
-   * device's branch in the same file is not what the spec times).
-   */
-  private searchable(set: KnobSet, kernel: string): KnobSet {
-    let knobs = set.knobs.filter((k) => k.searched !== false);
-    if (knobs.some((k) => k.kernels?.includes(kernel))) knobs = knobs.filter((k) => !k.kernels || k.kernels.includes(kernel));
-    return { ...set, knobs };
   }
 
   /** First drafts from the knowledge base: configurations known to be good for this hardware and kernel class. */

@@ -59,6 +59,9 @@ describe('launch parameters computed by the launcher', () => {
     expect(block).toMatchObject({ kind: 'triton-computed', role: 'block', value: 0, origin: 'BLOCK = min(4096, triton.next_power_of_2(n))' });
     expect(block.searched).not.toBe(false);
     expect(block.spans.length).toBe(2);
+    // a vector's length (no tl.dot in the kernel) ranges to 8192, a matmul tile stops at 256
+    expect(Math.max(...block.domain)).toBe(8192);
+    expect(Math.max(...find(detectKnobs(fixture('triton_autotune_built.py'), 'k.py').knobs, 'cfg0.BLOCK_N').domain)).toBe(512);
     const warps = find(set.knobs, 'num_warps@93');
     expect(warps.origin).toBe('num_warps = min(max(BLOCK // 256, 1), 8)');
     const out = applyKnobs(src, set, { BLOCK: 1024, 'num_warps@93': 2 });
