@@ -27,6 +27,7 @@ function parse(argv) {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--budget') o.budget = Number(argv[++i]);
+    else if (a === '--budget-fraction') o.budgetFraction = Number(argv[++i]);
     else if (a === '--grid') o.grid = argv[++i].split(',').map(Number);
     else if (a === '--repeat') o.repeat = Number(argv[++i]);
     else if (a === '--parallel') o.parallel = Number(argv[++i]);
