@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Candidate } from '../engine/candidate';
 import type { TerminationReason } from '../engine/events';
-import { isConfirmed } from '../engine/evolutionRun';
+import { isConfirmed } from '../engine/candidateStore';
 import { RunStore, RunStoreError, type LoadedRun } from '../engine/runStore';
 import { POLICIES } from '../engine/selection';
 import { formatSpeedup, scoreInterval, scoreOf, SPEEDUP_MEANING } from '../engine/pairedScore';

@@ -1,19 +1,24 @@
-// One evolution run: a graph of candidates grown by operators and judged by hosts. Generation and evaluation
-// are separate queues: operators propose while hosts evaluate, with enough proposals in flight to keep every
-// slot of the pool busy. The baseline (c0000) is judged first; its verdict is the reference. Identical
-// sources (by normalized hash) are judged once. Every change is an EngineEvent; the run store, the CLI and
-// the editor only listen.
+// One evolution run (OpenEvolve's controller): a graph of candidates grown by operators and judged by hosts.
+// Generation and evaluation are separate queues: operators propose while hosts evaluate, with enough
+// proposals in flight to keep every slot of the pool busy. The baseline (c0000) is judged first; its verdict
+// is the reference. Identical sources (by normalized hash) are judged once. The candidates and their scores
+// live in the CandidateStore, generation and its budget in the ProposalScheduler, the last judging of the
+// leaders in leaderConfirmation.ts. Every change is an EngineEvent; the run store, the CLI and the editor
+// only listen.
 import * as path from 'node:path';
 import type { EvaluationJob, Evaluator } from '../contract/job';
 import type { Candidate } from './candidate';
+import { CandidateStore, isConfirmed } from './candidateStore';
 import type { EngineEvent, EngineEventListener, RunSummary, TerminationReason } from './events';
+import { fitness } from './fitness';
+import { confirmLeaders } from './leaderConfirmation';
 import type { Operator, ProposalBatch, ProposalContext } from './operator';
-import { GreedyPolicy, type SelectionPolicy, type SelectionView } from './selection';
+import { ProposalScheduler, type ProposalSink } from './proposalScheduler';
+import { scoreInterval, scoreOf } from './pairedScore';
+import { GreedyPolicy, type SelectionPolicy } from './selection';
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
 import type { KernelSpec } from './spec';
 import { estimateRemainingS, SIGNIFICANT_GAIN, terminationReason, type TerminationLimits } from './termination';
-import { outranks, pairedScore, scoreInterval, scoreOf } from './pairedScore';
-import { fitness } from './fitness';
 
 export interface EvolutionOptions {
   runId: string;
@@ -48,65 +53,54 @@ interface RunError {
   message: string;
 }
 
-export function candidateId(n: number): string {
-  return `c${String(n).padStart(4, '0')}`;
-}
-
-/** Judged again at the end and correct both times. */
-export function isConfirmed(c: Candidate): boolean {
-  return !!c.confirmations?.length && scoreOf(c) > 0;
-}
-
 export class EvolutionRun {
-  readonly candidates: Candidate[] = [];
+  private readonly store = new CandidateStore();
+  private readonly scheduler: ProposalScheduler;
   private readonly listeners: EngineEventListener[] = [];
-  private readonly byHash = new Map<string, string>();
-  private readonly seen = new Set<string>();
-  private readonly exhausted = new Set<string>();
-  private readonly draftsDone = new Set<string>();
-  private readonly disabled = new Set<string>();
-  private readonly failuresInARow = new Map<string, number>();
-  private readonly expansionCount = new Map<string, number>();
-  private readonly proposingPerOp = new Map<string, number>();
   private readonly evalQueue: Candidate[] = [];
   private readonly evaluationFailures = new Map<string, number>();
   private readonly evaluating = new Map<string, AbortController>();
   private readonly proposalControllers = new Set<AbortController>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly lang: SourceLanguage;
-  private readonly policy: SelectionPolicy;
-  private readonly depth: number;
-  private readonly draftBudget: number;
-  private nextId = 0;
-  private used = 0;
-  private reserved = 0;
-  private proposing = 0;
-  private duplicates = 0;
-  private invalidCount = 0;
-  private draftsUsed = 0;
   private evaluatedThisSession = 0;
-  private turn = 0;
-  private best?: Candidate;
   private plateauRef = 0;
   private sinceImprovement = 0;
   private stopping = false;
   private error?: RunError;
   private startedAt = 0;
   private wake: () => void = () => undefined;
+  private readonly sink: ProposalSink = {
+    proposed: (c) => {
+      this.adopt(c);
+      this.evalQueue.push(c);
+      this.emit({ type: 'candidate-proposed', candidate: c, at: Date.now() });
+    },
+    invalid: (invalid) => this.emit({ type: 'proposal-invalid', invalid, at: Date.now() }),
+  };
 
   constructor(private readonly opts: EvolutionOptions) {
     this.lang = languageOf(opts.spec.sourcePath);
-    this.policy = opts.policy ?? new GreedyPolicy();
-    this.depth = Math.max(1, opts.pipelineDepth ?? opts.evaluator.totalSlots);
     const budget = opts.limits.budget;
-    this.draftBudget = opts.draftBudget ?? (budget !== undefined ? Math.min(budget, Math.max(3, Math.round(budget * 0.1))) : 4);
+    this.scheduler = new ProposalScheduler({
+      operators: opts.operators,
+      policy: opts.policy ?? new GreedyPolicy(),
+      store: this.store,
+      lang: this.lang,
+      depth: Math.max(1, opts.pipelineDepth ?? opts.evaluator.totalSlots),
+      draftBudget: opts.draftBudget ?? (budget !== undefined ? Math.min(budget, Math.max(3, Math.round(budget * 0.1))) : 4),
+      budget,
+      maxOperatorFailures: opts.maxOperatorFailures ?? 3,
+    });
     if (opts.resume) {
       for (const c of [...opts.resume.candidates].sort((a, b) => a.id.localeCompare(b.id))) this.adopt(c);
-      this.used = Math.max(opts.resume.used, this.candidates.length - 1);
-      this.duplicates = opts.resume.duplicates ?? 0;
-      this.invalidCount = opts.resume.invalid ?? 0;
-      this.draftsUsed = this.candidates.filter((c) => c.mode === 'draft').length;
+      this.scheduler.resume({ ...opts.resume, used: Math.max(opts.resume.used, this.candidates.length - 1) });
     }
+  }
+
+  /** Every candidate so far, in creation order (the baseline first). */
+  get candidates(): Candidate[] {
+    return this.store.candidates;
   }
 
   on(listener: EngineEventListener): () => void {
@@ -126,18 +120,12 @@ export class EvolutionRun {
   }
 
   private adopt(c: Candidate): void {
-    this.candidates.push(c);
-    this.byHash.set(c.hash, c.id);
-    this.seen.add(c.hash);
-    this.nextId = Math.max(this.nextId, Number(c.id.slice(1)) + 1);
-    if (c.verdict) {
-      this.rescore(c);
-      this.noteResult(c, false);
-    }
+    this.store.add(c);
+    if (c.verdict) this.noteResult(c, false);
   }
 
   private get baseline(): Candidate | undefined {
-    return this.candidates[0];
+    return this.store.baseline;
   }
 
   /** Runs to the end and resolves with the summary (never rejects for a candidate's or a host's fault). */
@@ -163,7 +151,7 @@ export class EvolutionRun {
     await this.cancelInFlight();
     if (this.error) reason = this.stopping ? 'stopped' : 'error';
     if (reason !== 'error' && !this.error) await this.confirmLeaders();
-    this.settleBest();
+    this.store.settleBest();
     const summary = this.summary();
     this.emitProgress();
     this.emit({ type: 'run-finished', reason, summary, at: Date.now(), ...(this.error && reason === 'error' ? { error: this.error } : {}) });
@@ -171,7 +159,7 @@ export class EvolutionRun {
   }
 
   summary(): RunSummary {
-    const b = this.best;
+    const b = this.store.best;
     return {
       runId: this.opts.runId,
       runDir: this.opts.runDir,
@@ -185,7 +173,7 @@ export class EvolutionRun {
   private async judgeBaseline(): Promise<TerminationReason> {
     if (!this.baseline) {
       const c: Candidate = {
-        id: candidateId(this.nextId),
+        id: this.store.nextId(),
         parents: [],
         operator: 'baseline',
         source: this.opts.baselineSource,
@@ -224,7 +212,7 @@ export class EvolutionRun {
       this.startEvaluations();
       const proposed = reason ? false : this.startProposals();
       this.startEvaluations();
-      const idle = this.evaluating.size === 0 && this.proposing === 0 && this.evalQueue.length === 0;
+      const idle = this.evaluating.size === 0 && this.scheduler.proposing === 0 && this.evalQueue.length === 0;
       if (idle) {
         if (reason === 'budget') return 'budget';
         if (!proposed) return 'exhausted';
@@ -233,14 +221,19 @@ export class EvolutionRun {
     }
   }
 
-  private termination(): TerminationReason | undefined {
-    return terminationReason(this.opts.limits, {
-      used: this.used,
+  private get state() {
+    const best = this.store.best;
+    return {
+      used: this.scheduler.used,
       elapsedS: (Date.now() - this.startedAt) / 1000,
       evaluationsSinceImprovement: this.sinceImprovement,
-      bestSpeedup: this.best ? scoreOf(this.best) : 0,
+      bestSpeedup: best ? scoreOf(best) : 0,
       stopped: this.stopping,
-    });
+    };
+  }
+
+  private termination(): TerminationReason | undefined {
+    return terminationReason(this.opts.limits, this.state);
   }
 
   private waitForChange(): Promise<void> {
@@ -309,12 +302,11 @@ export class EvolutionRun {
         },
       });
       const { placement, ...verdict } = result;
-      c.verdict = verdict;
       c.placement = placement ?? (verdict.host ? { host: verdict.host } : undefined);
       c.state = 'done';
       c.timings.finishedAt = Date.now();
       this.evaluatedThisSession++;
-      this.rescore(c);
+      this.store.judged(c, verdict);
       this.emit({ type: 'candidate-evaluated', candidate: c, at: Date.now() });
       this.noteResult(c, true);
       this.emitProgress();
@@ -338,78 +330,26 @@ export class EvolutionRun {
     }
   }
 
-  /** The candidate's score: its paired speedup (the lowest over its evaluations, pairedScore.ts). */
-  private rescore(c: Candidate): void {
-    c.score = pairedScore(c);
+  private confirmLeaders(): Promise<void> {
+    return confirmLeaders({
+      store: this.store,
+      top: this.opts.confirmTop ?? 3,
+      quit: this.opts.quit,
+      judge: async (c, n, signal) => {
+        const { placement: _placement, ...confirmation } = await this.opts.evaluator.evaluate({ ...this.jobOf(c), id: `${c.id}-confirm${n}` }, { signal });
+        return confirmation;
+      },
+      onConfirmed: (c, confirmation) => this.emit({ type: 'candidate-confirmed', candidate: c, confirmation, at: Date.now() }),
+      log: (level, message) => this.log(level, message),
+    });
   }
 
-  // ------------------------------------------------------------- confirmation of the leaders
-
-  /**
-   * The winner's curse: the top of many noisy measurements is biased upward, so the leaders are judged once
-   * more on the run's hosts and keep the lower of their figures; one that is not ok the second time (it is
-   * nondeterministic) loses its place. Not counted against the budget; at most confirmTop + 1 evaluations.
-   */
-  private async confirmLeaders(): Promise<void> {
-    const top = this.opts.confirmTop ?? 3;
-    const base = this.baseline;
-    if (top <= 0 || !base?.verdict || this.opts.quit?.aborted) return;
-    const limit = top + 1;
-    let judged = 0;
-    while (judged < limit && !this.opts.quit?.aborted) {
-      const confirmed = this.candidates.filter((c) => c !== base && isConfirmed(c));
-      const waiting = this.candidates
-        .filter((c) => c !== base && c.state === 'done' && !c.confirmations?.length && scoreOf(c) > scoreOf(base))
-        .sort((a, b) => scoreOf(b) - scoreOf(a));
-      if (!waiting.length) break;
-      let batch: Candidate[];
-      if (confirmed.length < top) batch = waiting.slice(0, Math.min(top - confirmed.length, limit - judged));
-      else if (scoreOf(waiting[0]) > Math.max(...confirmed.map((c) => scoreOf(c)))) batch = [waiting[0]];
-      else break;
-      this.log('info', `Judging ${batch.map((c) => `${c.id} (${scoreOf(c).toFixed(2)}x)`).join(', ')} once more to confirm ${batch.length === 1 ? 'its' : 'their'} speedup.`);
-      judged += batch.length;
-      await Promise.all(batch.map((c) => this.confirm(c)));
-    }
-  }
-
-  private async confirm(c: Candidate): Promise<void> {
-    const controller = new AbortController();
-    const onQuit = () => controller.abort();
-    this.opts.quit?.addEventListener('abort', onQuit, { once: true });
-    const n = (c.confirmations?.length ?? 0) + 1;
-    const first = scoreOf(c);
-    try {
-      const { placement: _placement, ...confirmation } = await this.opts.evaluator.evaluate({ ...this.jobOf(c), id: `${c.id}-confirm${n}` }, { signal: controller.signal });
-      c.confirmations = [...(c.confirmations ?? []), confirmation];
-      this.rescore(c);
-      this.emit({ type: 'candidate-confirmed', candidate: c, confirmation, at: Date.now() });
-      if (confirmation.status !== 'ok') {
-        this.log('warn', `${c.id} lost its place: judged again it is ${confirmation.status} (${confirmation.reason}); its first ${first.toFixed(2)}x was not reproducible.`);
-      }
-    } catch (e) {
-      if (!controller.signal.aborted) this.log('warn', `${c.id} could not be judged again (${(e as Error).message.split('\n')[0]}); its single measurement stands.`);
-    } finally {
-      this.opts.quit?.removeEventListener('abort', onQuit);
-    }
-  }
-
-  /** The run's best: the top confirmed candidate when there is one (else the top score), or the baseline if it scores higher. */
-  private settleBest(): void {
-    const judged = this.candidates.filter((c) => c.verdict);
-    const confirmed = judged.filter(isConfirmed);
-    const pool = confirmed.length ? [...confirmed, ...(this.baseline?.verdict ? [this.baseline] : [])] : judged;
-    let best: Candidate | undefined;
-    for (const c of pool) if (!best || outranks(c, best)) best = c;
-    this.best = best ?? this.best;
-  }
-
+  /** The best so far, and the plateau: this session's evaluations since the last significant gain. */
   private noteResult(c: Candidate, live: boolean): void {
     const f = scoreOf(c);
-    if (!this.best || outranks(c, this.best)) {
-      this.best = c;
-      if (live && f > 0 && c.operator !== 'baseline') this.emit({ type: 'best-improved', id: c.id, speedup: f, at: Date.now() });
+    if (this.store.considerBest(c) && live && f > 0 && c.operator !== 'baseline') {
+      this.emit({ type: 'best-improved', id: c.id, speedup: f, at: Date.now() });
     }
-    // the plateau counts this session's evaluations since the last significant gain
     if (!live || c.operator === 'baseline') {
       this.plateauRef = Math.max(this.plateauRef, f);
     } else if (f > this.plateauRef * (1 + SIGNIFICANT_GAIN)) {
@@ -421,48 +361,29 @@ export class EvolutionRun {
   }
 
   private emitProgress(): void {
-    const s = {
-      used: this.used,
-      elapsedS: (Date.now() - this.startedAt) / 1000,
-      evaluationsSinceImprovement: this.sinceImprovement,
-      bestSpeedup: this.best ? scoreOf(this.best) : 0,
-      stopped: this.stopping,
-    };
+    const best = this.store.best;
     this.emit({
       type: 'progress',
       evaluated: this.candidates.filter((c) => c.verdict).length,
       budget: this.opts.limits.budget,
-      best: this.best ? scoreOf(this.best) : 0,
-      ...(this.best ? { bestId: this.best.id } : {}),
-      etaS: estimateRemainingS(this.opts.limits, s, this.evaluatedThisSession),
+      best: best ? scoreOf(best) : 0,
+      ...(best ? { bestId: best.id } : {}),
+      etaS: estimateRemainingS(this.opts.limits, this.state, this.evaluatedThisSession),
       at: Date.now(),
-      used: this.used,
+      used: this.scheduler.used,
       inFlight: this.evaluating.size + this.evalQueue.length,
-      duplicates: this.duplicates,
-      invalid: this.invalidCount,
+      duplicates: this.scheduler.duplicates,
+      invalid: this.scheduler.invalid,
     });
   }
 
   // ------------------------------------------------------------- generation queue
 
-  private budgetLeft(): number {
-    const { budget } = this.opts.limits;
-    return budget === undefined ? Infinity : budget - this.used - this.reserved;
-  }
-
-  private get view(): SelectionView {
-    return {
-      candidates: this.candidates,
-      isExhausted: (op, id) => this.exhausted.has(`${op}\u0000${id}`),
-      expansions: (id) => this.expansionCount.get(id) ?? 0,
-    };
-  }
-
   /** Starts as many proposals as the pipeline and budget allow; true when at least one started. */
   private startProposals(): boolean {
     let started = false;
-    while (!this.stopping && this.budgetLeft() > 0 && this.proposing + this.evalQueue.length + this.evaluating.size < this.depth) {
-      const pick = this.pickOperator();
+    while (!this.stopping) {
+      const pick = this.scheduler.next(this.evalQueue.length + this.evaluating.size);
       if (!pick) break;
       this.launch(pick.op, pick.parent);
       started = true;
@@ -470,30 +391,8 @@ export class EvolutionRun {
     return started;
   }
 
-  /** Operators take turns; each drafts (no parent) until the drafting budget is spent, then refines the policy's pick. */
-  private pickOperator(): { op: Operator; parent?: Candidate } | undefined {
-    const ops = this.opts.operators;
-    for (let i = 0; i < ops.length; i++) {
-      const op = ops[(this.turn + i) % ops.length];
-      if (this.disabled.has(op.name) || (this.proposingPerOp.get(op.name) ?? 0) >= Math.min(this.depth, op.concurrency ?? Infinity)) continue;
-      if (this.draftsUsed < this.draftBudget && !this.draftsDone.has(op.name)) {
-        this.turn = (this.turn + i + 1) % ops.length;
-        return { op };
-      }
-      const parent = this.policy.select(this.view, { operator: op.name, repairs: op.repairs });
-      if (parent) {
-        this.turn = (this.turn + i + 1) % ops.length;
-        return { op, parent };
-      }
-    }
-    return undefined;
-  }
-
   private launch(op: Operator, parent: Candidate | undefined): void {
-    this.reserved++;
-    this.proposing++;
-    this.proposingPerOp.set(op.name, (this.proposingPerOp.get(op.name) ?? 0) + 1);
-    if (parent) this.expansionCount.set(parent.id, (this.expansionCount.get(parent.id) ?? 0) + 1);
+    this.scheduler.begin(op, parent);
     const controller = new AbortController();
     this.proposalControllers.add(controller);
     const ctx: ProposalContext = {
@@ -502,12 +401,10 @@ export class EvolutionRun {
       candidates: this.candidates,
       parent,
       hardware: this.opts.evaluator.hardware,
-      seen: this.seen,
+      seen: this.store.seen,
     };
     const done = () => {
-      this.reserved--;
-      this.proposing--;
-      this.proposingPerOp.set(op.name, (this.proposingPerOp.get(op.name) ?? 1) - 1);
+      this.scheduler.end(op);
       this.proposalControllers.delete(controller);
     };
     this.track(Promise.resolve()
@@ -527,67 +424,15 @@ export class EvolutionRun {
   private accept(op: Operator, parent: Candidate | undefined, batch: ProposalBatch): void {
     if (this.stopping) return; // answers that arrive after a stop are dropped, not judged
     if (batch.usage) this.emit({ type: 'usage', ...batch.usage, at: Date.now() });
-    let left = this.opts.limits.budget === undefined ? Infinity : this.opts.limits.budget - this.used - this.reserved;
-    let units = 0;
-    for (const invalid of batch.invalid ?? []) {
-      if (left <= 0) break;
-      left--;
-      units++;
-      this.invalidCount++;
-      this.emit({ type: 'proposal-invalid', invalid, at: Date.now() });
-    }
-    for (const p of batch.proposals) {
-      if (left <= 0) break;
-      left--;
-      units++;
-      const hash = sourceHash(p.source, this.lang);
-      const twin = this.byHash.get(hash);
-      if (twin) {
-        this.duplicates++;
-        this.emit({ type: 'proposal-invalid', invalid: { operator: p.operator || op.name, reason: `the same program as ${twin}; not evaluated again` }, at: Date.now() });
-        continue;
-      }
-      const c: Candidate = {
-        id: candidateId(this.nextId),
-        parents: p.parents.length ? p.parents : parent ? [parent.id] : [],
-        operator: p.operator || op.name,
-        mode: p.mode ?? (parent ? 'improve' : 'draft'),
-        source: p.source,
-        hash,
-        state: 'queued',
-        rationale: p.rationale,
-        knobs: p.knobs,
-        timings: { proposedAt: Date.now() },
-      };
-      this.adopt(c);
-      this.evalQueue.push(c);
-      this.emit({ type: 'candidate-proposed', candidate: c, at: Date.now() });
-    }
-    const empty = !batch.proposals.length && !batch.invalid?.length;
-    if (batch.exhausted) {
-      if (parent) this.exhausted.add(`${op.name}\u0000${parent.id}`);
-      else this.draftsDone.add(op.name);
-    }
-    // an empty answer that does not admit exhaustion still costs one unit, so a silent operator ends the run
-    if (empty && !batch.exhausted && left > 0) units = 1;
-    this.used += units;
-    if (!parent) this.draftsUsed += units;
-    this.failuresInARow.set(op.name, 0);
+    this.scheduler.accept(op, parent, batch, this.sink);
   }
 
   private operatorFailed(op: Operator, e: Error): void {
     if (this.stopping) return;
-    if (this.budgetLeft() > 0) this.used++;
-    this.invalidCount++;
-    this.emit({ type: 'proposal-invalid', invalid: { operator: op.name, reason: `the operator failed: ${e.message}` }, at: Date.now() });
-    const n = (this.failuresInARow.get(op.name) ?? 0) + 1;
-    this.failuresInARow.set(op.name, n);
-    if (n >= (this.opts.maxOperatorFailures ?? 3)) {
-      this.disabled.add(op.name);
-      this.log('error', `The ${op.name} operator failed ${n} times in a row (last: ${e.message}); the run goes on without it.`);
-      if (this.opts.operators.every((o) => this.disabled.has(o.name))) {
-        this.error ??= { kind: 'operator', message: `Every operator failed ${n} times in a row; last error: ${e.message}` };
-      }
+    const { inARow, dropped, allDropped } = this.scheduler.failed(op, e, this.sink);
+    if (dropped) {
+      this.log('error', `The ${op.name} operator failed ${inARow} times in a row (last: ${e.message}); the run goes on without it.`);
+      if (allDropped) this.error ??= { kind: 'operator', message: `Every operator failed ${inARow} times in a row; last error: ${e.message}` };
     }
   }
 }
