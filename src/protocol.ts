@@ -15,6 +15,8 @@ export interface CandidateRow {
   /** The verdict's status once judged (ok, compile_error, ...). */
   status?: string;
   speedup?: number;
+  /** The speedup's 95% interval (paired ratios; see pairedScore.ts), when the harness gave one. */
+  interval?: [number, number];
   host?: string;
   reason?: string;
   proposedAt: number;
@@ -107,10 +109,11 @@ export interface CandidateDetails {
   status?: string;
   reason?: string;
   speedup?: number;
+  interval?: [number, number];
   host?: string;
   rationale?: string;
   knobs?: Record<string, number | string>;
-  shapes?: { shape: string; baselineMs: number; candidateMs: number; speedup: number }[];
+  shapes?: { shape: string; baselineMs: number; candidateMs: number; speedup: number; interval?: [number, number] }[];
   compile: Record<string, string>;
   profile: ProfileFacts;
   log?: string;

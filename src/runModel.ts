@@ -107,14 +107,15 @@ export function chartGeometry(points: readonly BestPoint[], width: number, heigh
   return { path: d, xMaxS: tMax / 1000, yMax, points: pts };
 }
 
-export function formatSpeedup(s: number | undefined): string {
-  return s === undefined || !Number.isFinite(s) ? '—' : `${s.toFixed(2)}x`;
+export function formatSpeedup(s: number | undefined, interval?: [number, number]): string {
+  if (s === undefined || !Number.isFinite(s)) return '—';
+  return interval ? `${s.toFixed(2)}x (${interval[0].toFixed(2)}-${interval[1].toFixed(2)})` : `${s.toFixed(2)}x`;
 }
 
 /** A candidate's one figure wherever it is shown (table, lens, preview, notification): the run's score for it,
  *  `confirmed` once judged again, `unconfirmed` when `unconfirmedNote` and it was measured once only. */
-export function formatCandidateSpeedup(r: Pick<CandidateRow, 'status' | 'speedup' | 'confirmation'>, unconfirmedNote = false): string {
+export function formatCandidateSpeedup(r: Pick<CandidateRow, 'status' | 'speedup' | 'confirmation' | 'interval'>, unconfirmedNote = false): string {
   if (r.status !== 'ok') return '—';
   if (r.confirmation === 'lost') return 'lost its place';
-  return `${formatSpeedup(r.speedup)}${r.confirmation === 'confirmed' ? ' confirmed' : unconfirmedNote ? ' unconfirmed' : ''}`;
+  return `${formatSpeedup(r.speedup, r.interval)}${r.confirmation === 'confirmed' ? ' confirmed' : unconfirmedNote ? ' unconfirmed' : ''}`;
 }

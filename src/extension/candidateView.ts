@@ -6,7 +6,7 @@ import type { Verdict } from '../contract/verdict';
 import type { CandidateDetails, ProfileFacts } from '../protocol';
 import { highlightedDiff } from './diffHighlighter';
 import { confirmationOf } from './runState';
-import { scoreOf } from '../engine/pairedScore';
+import { scoreInterval, scoreOf, verdictInterval } from '../engine/pairedScore';
 
 /** Names the harness (and Nsight Compute) use for the same quantity. */
 const ALIASES: Record<Exclude<keyof ProfileFacts, 'other' | 'bottleneck'>, string[]> = {
@@ -87,11 +87,12 @@ export async function candidateDetails(runId: string, c: Candidate, baseline: Ca
     status: v?.status,
     reason: v?.reason,
     speedup: confirmationOf(c) === 'confirmed' ? scoreOf(c) : v?.speedup,
+    ...((confirmationOf(c) === 'confirmed' ? scoreInterval(c) : verdictInterval(v)) ? { interval: confirmationOf(c) === 'confirmed' ? scoreInterval(c) : verdictInterval(v) } : {}),
     confirmation: confirmationDetails(c),
     host: c.placement?.host ?? v?.host,
     rationale: c.rationale,
     knobs: c.knobs,
-    shapes: v?.shapes?.map((s) => ({ shape: Object.entries(s.shape).map(([k, x]) => `${k}=${x}`).join(' '), baselineMs: s.baseline_ms, candidateMs: s.candidate_ms, speedup: s.speedup })),
+    shapes: v?.shapes?.map((s) => ({ shape: Object.entries(s.shape).map(([k, x]) => `${k}=${x}`).join(' '), baselineMs: s.baseline_ms, candidateMs: s.candidate_ms, speedup: s.speedup, ...(s.interval ? { interval: s.interval } : {}) })),
     compile: compileStats(v),
     profile: profileFacts(v),
     log: v?.log ? String(v.log).slice(-4000) : undefined,

@@ -3,7 +3,7 @@
 // that is applied here and forwarded to the panel, so the host's state is always what the panel would show.
 import type { Candidate } from '../engine/candidate';
 import type { EngineEvent } from '../engine/events';
-import { scoreOf } from '../engine/pairedScore';
+import { scoreInterval, scoreOf } from '../engine/pairedScore';
 import type { CandidateRow, RunDelta, RunHeader, RunStatus, RunView } from '../protocol';
 import { applyDelta, formatCandidateSpeedup, rowIndex } from '../runModel';
 
@@ -22,9 +22,10 @@ export function rowOf(c: Candidate): CandidateRow {
     mode: c.mode,
     state: c.state,
     status: c.verdict?.status,
-    // The engine's score for it, the one figure shown everywhere: against the run's reference timings, and for a
+    // The engine's score for it, the one figure shown everywhere: the paired ratio with its interval, and for a
     // re-judged leader the confirmed score (0 once it lost its place).
     speedup: c.verdict?.status !== 'ok' ? undefined : scoreOf(c),
+    ...(scoreInterval(c) ? { interval: scoreInterval(c) } : {}),
     host: c.placement?.host ?? c.verdict?.host,
     reason: c.verdict?.reason,
     proposedAt: c.timings.proposedAt,
