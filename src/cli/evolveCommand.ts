@@ -12,6 +12,8 @@ import { OPERATOR_NAMES, unknownOperators } from '../run/operatorRegistry';
 import { isPolicy, type RunSettings } from '../run/runSettings';
 import { startRun, type StartedRun } from '../run/startRun';
 import { CliError, EXIT } from './cliError';
+import { hardwareReport } from './hardwareReport';
+import { shapeReport } from './shapeReport';
 import { bestDiff, leaderboard, reasonText, usageText } from './evolveReport';
 import { EvolveProgress } from './evolveProgress';
 import { cliHostOptions } from './sshPrompts';
@@ -158,9 +160,10 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     `run ${summary.runId} ended: ${reasonText(finishedReason)}${runError ? ` (${runError.message})` : ''}`,
     leaderboard(candidates),
     improved
-      ? `\nbest: ${best!.id} by ${best!.operator}, ${formatSpeedup(scoreOf(best!), scoreInterval(best!))} over the baseline (${isConfirmed(best!) ? `confirmed: the lowest of ${1 + best!.confirmations!.length} evaluations, ${[best!.verdict!, ...(best!.confirmations ?? [])].map((v) => `${v.speedup?.toFixed(2)}x`).join(' and ')}` : 'a single evaluation, not confirmed'})\n${SPEEDUP_MEANING}; 95% interval in brackets\n\n${diff}`
+      ? `\nbest: ${best!.id} by ${best!.operator}, ${formatSpeedup(scoreOf(best!), scoreInterval(best!))} over the baseline (${isConfirmed(best!) ? `confirmed: the lowest of ${1 + best!.confirmations!.length} evaluations, ${[best!.verdict!, ...(best!.confirmations ?? [])].map((v) => `${v.speedup?.toFixed(2)}x`).join(' and ')}` : 'a single evaluation, not confirmed'})\n${SPEEDUP_MEANING}; 95% interval in brackets\n${shapeReport(best!)}\n\n${diff}`
       : '\nno correct candidate beat the baseline.',
     ...(store.current.usage ? [usageText(store.current.usage)] : []),
+    ...(baseline ? [hardwareReport(summary.runDir, spec, baseline.source)].filter(Boolean) : []),
     `run folder: ${summary.runDir}${finishedReason === 'stopped' || finishedReason === 'time' || finishedReason === 'error' ? ` (continue with: kernelevolve evolve --resume ${summary.runDir})` : ''}`,
   ].join('\n');
   if (values.json) {

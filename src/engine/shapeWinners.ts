@@ -1,40 +1,26 @@
 // Which candidate is fastest on each shape of the spec. Every evaluation times every shape, so the run already
 // holds a per-shape search; when different configurations win different shapes, a launcher that picks per
-// shape can beat every single configuration. Speeds per shape are against the median of all baseline timings
-// of that shape (as runReference.ts scores whole candidates), so a lucky baseline timing decides nothing.
+// shape can beat every single configuration. A candidate's speed on a shape is its paired ratio there (timed
+// side by side with the baseline in the same evaluation, as pairedScore.ts scores whole candidates).
 import type { Candidate } from './candidate';
 
 export interface ShapeWinner {
   shape: Record<string, unknown>;
   candidate: Candidate;
-  /** median(baseline_ms) / candidate_ms on this shape. */
+  /** The paired speedup on this shape. */
   speedup: number;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
-
-/** Per-shape speeds of each correct candidate that timed every shape (keyed by the shape's JSON). */
+/** Per-shape paired speedups of each correct candidate that timed every shape of the first one (keyed by the shape's JSON). */
 export function shapeSpeeds(candidates: readonly Candidate[]): { shapes: Array<Record<string, unknown>>; speeds: Map<Candidate, number[]> } {
   const ok = candidates.filter((c) => c.state === 'done' && c.verdict?.status === 'ok' && c.verdict.shapes?.length);
-  const baseline = new Map<string, number[]>();
-  for (const c of ok) {
-    for (const s of c.verdict!.shapes!) {
-      const key = JSON.stringify(s.shape);
-      if (s.baseline_ms > 0) baseline.set(key, [...(baseline.get(key) ?? []), s.baseline_ms]);
-    }
-  }
-  const first = ok[0]?.verdict?.shapes ?? [];
-  const shapes = first.map((s) => s.shape);
+  const shapes = (ok[0]?.verdict?.shapes ?? []).map((s) => s.shape);
   const keys = shapes.map((s) => JSON.stringify(s));
   const speeds = new Map<Candidate, number[]>();
   for (const c of ok) {
-    const byKey = new Map(c.verdict!.shapes!.map((s) => [JSON.stringify(s.shape), s.candidate_ms]));
-    if (!keys.every((k) => (byKey.get(k) ?? 0) > 0 && baseline.get(k)?.length)) continue;
-    speeds.set(c, keys.map((k) => median(baseline.get(k)!) / byKey.get(k)!));
+    const byKey = new Map(c.verdict!.shapes!.map((s) => [JSON.stringify(s.shape), s.speedup]));
+    if (!keys.every((k) => (byKey.get(k) ?? 0) > 0 && Number.isFinite(byKey.get(k)))) continue;
+    speeds.set(c, keys.map((k) => byKey.get(k)!));
   }
   return { shapes, speeds };
 }

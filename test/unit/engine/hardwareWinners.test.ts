@@ -1,0 +1,68 @@
+// Winners per hardware: one Triton matmul tuned in two stored runs, one on an H200 and one on an A100 (scripted
+// landscapes with different optima), keeps a winner for each; the launcher written from them picks each one's
+// setting by the device's compute capability (run in Python) and the original on any other device.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EvolutionRun } from '../../../src/engine/evolutionRun';
+import { deviceDispatch, hardwareWinners } from '../../../src/engine/hardwareWinners';
+import type { KnobValues } from '../../../src/engine/knobs';
+import { RunStore } from '../../../src/engine/runStore';
+import { GreedyPolicy } from '../../../src/engine/selection';
+import type { KernelSpec } from '../../../src/engine/spec';
+import { TuneOperator } from '../../../src/engine/tuneOperator';
+import { PythonLaunches } from './pythonLaunches';
+import { matmulTime, outOfSharedMemory, TRITON_MATMUL, TritonLandscapeEvaluator } from './tritonLandscape';
+
+const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/matmul.py', kernel: 'matmul_kernel' };
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-winners-'));
+const python = new PythonLaunches();
+afterAll(() => {
+  fs.rmSync(root, { recursive: true, force: true });
+  python.dispose();
+});
+
+// an A100 wants smaller tiles and 4 warps (less shared memory, fewer SMs' worth of tensor throughput)
+const a100Time = (v: KnobValues) => matmulTime({ ...v, BLOCK_M: v.BLOCK_M * 2, BLOCK_K: v.BLOCK_K * 2 });
+
+async function tuneOn(hardware: string, time: (v: KnobValues) => number) {
+  const store = RunStore.create({ spec, options: { budget: 14 }, hosts: [{ name: hardware, slots: 1, hardware }], out: path.join(root, `run-${hardware}`) });
+  const evaluator = new TritonLandscapeEvaluator(TRITON_MATMUL, [{ shape: { m: 2048, n: 2048, k: 2048 }, time }], outOfSharedMemory, hardware);
+  const run = new EvolutionRun({ runId: store.runId, runDir: store.runDir, spec, baselineSource: TRITON_MATMUL, operators: [new TuneOperator({ fileName: 'matmul.py' })],
+    evaluator, policy: new GreedyPolicy(), limits: { budget: 14 }, confirmTop: 0 });
+  run.on(store.listener);
+  const summary = await run.run();
+  return { summary, run };
+}
+
+describe('winners per hardware', () => {
+  it('keeps a winner for each hardware the kernel was tuned on, and writes a launcher choosing per device', async () => {
+    const h200 = await tuneOn('nvidia-h200', matmulTime);
+    const a100 = await tuneOn('nvidia-a100', a100Time);
+    const winners = hardwareWinners(root, spec);
+    expect(winners.map((w) => [w.hardware, w.candidateId])).toEqual([['nvidia-a100', a100.summary.best!.id], ['nvidia-h200', h200.summary.best!.id]]);
+    expect(winners.every((w) => w.knobs && w.speedup > 1)).toBe(true);
+    expect(winners[0].knobs).not.toEqual(winners[1].knobs);
+
+    const d = deviceDispatch(TRITON_MATMUL, 'matmul.py', winners);
+    if ('error' in d) throw new Error(d.error);
+    expect(d.left).toEqual([]);
+    expect(d.source).toContain('KERNELEVOLVE_MATMUL_BY_DEVICE = {');
+    const call = 'candidate.matmul(Tensor((2048, 2048)), Tensor((2048, 2048)), Tensor((2048, 2048)))';
+    const pick = (cap: string) => {
+      const l = python.run(d.source, call, cap)[0];
+      return { BLOCK_M: l.BLOCK_M, BLOCK_N: l.BLOCK_N, BLOCK_K: l.BLOCK_K, num_warps: l.num_warps, num_stages: l.num_stages };
+    };
+    expect(pick('(9, 0)')).toEqual(winners[1].knobs);
+    expect(pick('(8, 0)')).toEqual(winners[0].knobs);
+    expect(pick('(8, 9)')).toEqual({ BLOCK_M: 16, BLOCK_N: 16, BLOCK_K: 16, num_warps: 1, num_stages: 1 });
+  }, 120_000);
+
+  it('a run of another kernel, or one whose hosts name no hardware, is kept apart', () => {
+    const other = hardwareWinners(root, { ...spec, kernel: 'other_kernel' });
+    expect(other).toEqual([]);
+    const d = deviceDispatch(TRITON_MATMUL, 'matmul.py', [{ hardware: 'unknown hardware', runId: 'r', runDir: '/x', candidateId: 'c0003', speedup: 2, operator: 'tune', knobs: { BLOCK_M: 64 }, finishedAt: '' }]);
+    expect(d).toEqual({ error: 'no winner can be chosen by device', left: ['unknown hardware: no CUDA compute capability known for it'] });
+  });
+});
