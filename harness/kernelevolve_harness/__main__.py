@@ -51,7 +51,10 @@ def summary(v: Dict[str, Any]) -> str:
 
 def _warm_owner() -> int:
     """The process whose exit ends the warm-worker server: the one running the judges (a host's CLI, agent or
-    Slurm worker), or KERNELEVOLVE_WARM_OWNER for scripts that run many evaluations from short-lived processes."""
+    Slurm worker), or KERNELEVOLVE_WARM_OWNER for scripts that run many evaluations from short-lived processes;
+    KERNELEVOLVE_WARM_OWNER=none: no owner (0), the server lives until idle, for the evaluations that follow."""
+    if os.environ.get("KERNELEVOLVE_WARM_OWNER", "").strip().lower() == "none":
+        return 0
     try:
         pid = int(os.environ.get("KERNELEVOLVE_WARM_OWNER", ""))
         os.kill(pid, 0)
@@ -112,6 +115,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     i.add_argument("--spec", required=True)
     i.add_argument("--json", action="store_true")
     sub.add_parser("version", help="print the harness's content hash")
+    sub.add_parser("warm-status", help="print this user's warm-worker servers on this host as JSON")
     a = p.parse_args(argv)
     try:
         if a.command == "evaluate":
@@ -120,6 +124,15 @@ def main(argv: Optional[List[str]] = None) -> int:
             return cmd_evaluate(a)
         if a.command == "inspect":
             return cmd_inspect(a)
+        if a.command == "warm-status":
+            from .warm import socket_dir, servers
+            folder = socket_dir()
+            found = servers(folder) if folder else []
+            mine = content_version()
+            print(json.dumps({"folder": folder, "version": mine, "servers": [
+                {k: x[k] for k in ("pid", "backend", "owner", "version", "alive", "idle_s") if k in x}
+                for x in found], "warm": any(x["alive"] and x.get("version") == mine for x in found)}))
+            return 0
         if a.command == "warm":
             from .warm import main as warm_main
             return warm_main(a.socket, a.backend, a.owner)

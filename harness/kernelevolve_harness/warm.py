@@ -10,8 +10,14 @@ initializes CUDA (a forked CUDA context is unusable, so each worker initializes 
 judges of its own user (its socket lives in a folder only that user can open).
 
 Lifetime: the server exits when its owner (the process that runs the judges: the CLI, the SSH agent, the Slurm
-worker) exits, or after KERNELEVOLVE_WARM_IDLE_S seconds (default 300) without a worker. A judge that closes
-its connection, or dies, takes its worker's process group with it.
+worker) exits, or after KERNELEVOLVE_WARM_IDLE_S seconds (default 300) without a worker. With
+KERNELEVOLVE_WARM_OWNER=none it has no owner: it outlives the evaluation that started it, so successive
+`evaluate` and `evolve` calls on the host find torch, Triton and the spec's shared reference already loaded,
+until it has been idle that long. One per user, host, harness version, Python, backend and import environment;
+a server of another harness version for the same user and environment is stopped when a new one starts (its
+metadata file, w-KEY.json, says its version), and a connection from another user is refused (SO_PEERCRED), as is
+a server run by another user. A judge that closes its connection, or dies, takes its worker's process group with
+it.
 
 Set KERNELEVOLVE_WARM=0 (or pass --no-warm to `evaluate`) to start every worker as a new Python instead.
 """
@@ -106,6 +112,9 @@ class Server:
         self.listener.bind(self.path)
         self.listener.listen(64)
         self.inode = os.stat(self.path).st_ino
+        self.describe()
+        if self.owner == 0:
+            self.replace_stale()
         loaded = preload(self.backend)
         if "torch" in sys.modules and sys.modules["torch"].cuda.is_initialized():
             self.refuse("torch initialized CUDA while importing; warm workers cannot be forked from this process")
@@ -140,6 +149,11 @@ class Server:
                         pass
                 elif s is self.listener:
                     conn, _ = self.listener.accept()
+                    uid = peer_uid(conn)
+                    if uid != os.getuid():
+                        self.log(f"refused a connection from user {uid}")
+                        conn.close()
+                        continue
                     self.conns[conn.fileno()] = conn
                 else:
                     self.on_message(s)
@@ -276,6 +290,31 @@ class Server:
         if conn is not None:
             conn.close()
 
+    def describe(self) -> None:
+        """w-KEY.json beside the socket: who serves it (what `warm-status` and later servers read)."""
+        from .version import content_version
+        info = {"pid": os.getpid(), "uid": os.getuid(), "version": content_version(), "backend": self.backend,
+                "owner": self.owner, "slot": slot_key(self.backend, self.owner, dict(os.environ)),
+                "started": time.time(), "idle_s": self.idle_s}
+        tmp = self.path[:-5] + ".json.tmp"
+        with open(tmp, "w") as f:
+            json.dump(info, f)
+        os.replace(tmp, self.path[:-5] + ".json")
+
+    def replace_stale(self) -> None:
+        """Stops the servers of another harness version in the same slot (user, Python, backend, environment):
+        without an owner they would otherwise linger until idle."""
+        from .version import content_version
+        mine = content_version()
+        slot = slot_key(self.backend, self.owner, dict(os.environ))
+        for other in servers(os.path.dirname(self.path)):
+            if other.get("slot") == slot and other.get("version") != mine and other.get("alive"):
+                try:
+                    os.kill(int(other["pid"]), signal.SIGTERM)
+                    self.log(f"stopped the server of harness version {other.get('version')} (pid {other['pid']})")
+                except (OSError, ValueError):
+                    pass
+
     def refuse(self, why: str) -> None:
         """Will never serve on this host as configured: say so once, for every judge to read, and exit."""
         self.log(why)
@@ -292,7 +331,8 @@ class Server:
         try:
             if os.stat(self.path).st_ino == self.inode:
                 # the log stays when the server refused to serve: the judges' notes point to it
-                for p in (self.path, self.path + ".lock") + ((self.path[:-5] + ".log",) if code == 0 else ()):
+                for p in (self.path, self.path + ".lock", self.path[:-5] + ".json") + (
+                        (self.path[:-5] + ".log",) if code == 0 else ()):
                     os.unlink(p)
         except (OSError, AttributeError):
             pass
@@ -437,11 +477,56 @@ def socket_dir() -> Optional[str]:
     return base
 
 
-def server_key(backend: str, owner: int, env: Dict[str, str]) -> str:
+def peer_uid(conn: socket.socket) -> int:
+    """The user at the other end of a Unix socket (Linux SO_PEERCRED); -1 where it cannot be told."""
+    import struct
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:
+        return os.getuid()  # no peer credentials here: the private folder is the only check
+    try:
+        _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i")))
+        return uid
+    except OSError:
+        return -1
+
+
+def servers(folder: str) -> List[Dict[str, Any]]:
+    """The servers described in a socket folder, each with `alive` (its process runs, as a warm server of this
+    user) and `socket` (its path)."""
+    out = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    for name in names:
+        if not (name.startswith("w-") and name.endswith(".json")):
+            continue
+        try:
+            with open(os.path.join(folder, name)) as f:
+                info = json.load(f)
+            pid = int(info["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        alive = False
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                alive = b"kernelevolve_harness\0warm" in f.read() and os.stat(f"/proc/{pid}").st_uid == os.getuid()
+        except OSError:
+            alive = _alive(pid) and not os.path.isdir("/proc")
+        out.append(dict(info, alive=alive, socket=os.path.join(folder, name[:-5] + ".sock")))
+    return out
+
+
+def slot_key(backend: str, owner: int, env: Dict[str, str]) -> str:
+    """server_key without the harness version: servers of one slot differ only in version (one is stale)."""
+    return server_key(backend, owner, env, version="")
+
+
+def server_key(backend: str, owner: int, env: Dict[str, str], version: Optional[str] = None) -> str:
     """One server per harness version, Python, backend, owner and import environment."""
     from .version import content_version
     h = hashlib.sha256()
-    for part in (content_version(), sys.executable, backend, str(owner)):
+    for part in (content_version() if version is None else version, sys.executable, backend, str(owner)):
         h.update(part.encode() + b"\0")
     for k in sorted(env):
         if k.startswith(_IMPORT_ENV) and k not in _PER_JOB:
@@ -496,13 +581,17 @@ def _spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int,
 
 
 def _connect(path: str) -> Optional[socket.socket]:
+    """A connection to the server at path, if one of this user's serves it (another user's is never used)."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         s.connect(path)
-        return s
     except OSError:
         s.close()
         return None
+    if peer_uid(s) != os.getuid():
+        s.close()
+        return None
+    return s
 
 
 def _start(path: str, backend: str, owner: int, env: Dict[str, str]) -> Tuple[Optional[socket.socket], str]:
