@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { Candidate } from '../engine/candidate';
 import type { TerminationReason } from '../engine/events';
 import { isConfirmed } from '../engine/candidateStore';
-import { unifiedDiff } from '../engine/unifiedDiff';
+import { unifiedDiff } from '../engine/sourceDiff';
 import { scoreOf } from '../engine/pairedScore';
 import type { RunUsage } from '../engine/runStore';
 

@@ -1,7 +1,7 @@
 // Plans how a candidate goes into the file as it stands now: the kernel's range replaced by the
 // candidate's kernel, plus the candidate's other changes (constants, helpers) where the file still reads
 // as it did. All or nothing: when a part cannot be placed, the plan says why and nothing is applied.
-import { hunks } from './lineDiff';
+import { hunks } from '../engine/sourceDiff';
 import type { GrammarName, KernelLocator } from './kernelLocator';
 
 export interface TextEdit {

@@ -3,7 +3,7 @@
 // JavaScript regex engine (no oniguruma wasm).
 import type { HighlighterCore } from 'shiki/core';
 import type { DiffLine, DiffToken } from '../protocol';
-import { diffLines, withContext } from './lineDiff';
+import { diffLines, withContext } from '../engine/sourceDiff';
 
 let highlighter: Promise<HighlighterCore> | undefined;
 

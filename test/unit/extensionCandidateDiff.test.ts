@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { highlightedDiff } from '../../src/extension/diffHighlighter';
-import { diffLines, hunks, withContext } from '../../src/extension/lineDiff';
+import { diffLines, hunks, withContext } from '../../src/engine/sourceDiff';
 
 const BASE = ['#include <cstddef>', 'constexpr int BM = 8;', 'constexpr int BN = 8;', '', 'extern "C" void f(float* c) {', '  c[0] = BM * BN;', '}', ''].join('\n');
 const CAND = BASE.replace('BM = 8', 'BM = 64').replace('c[0] = BM * BN;', 'c[0] = BM * BN;\n  c[1] = 0;');

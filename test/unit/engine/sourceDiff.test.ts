@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { unifiedDiff } from '../../../src/engine/unifiedDiff';
+import { unifiedDiff } from '../../../src/engine/sourceDiff';
 
 function gnuDiff(a: string, b: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-diff-'));
