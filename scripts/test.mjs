@@ -2,9 +2,19 @@
 // closing line `N passed, N failed` that counts every suite.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, mkdirSync } from 'node:fs';
+import { missingPrerequisites, missingReport, testPython } from './test-prerequisites.mjs';
 
 const only = process.argv.slice(2);
 const want = (name) => only.length === 0 || only.includes(name);
+
+// The system parts the chosen suites need (sshd, Slurm, Chromium, g++, numpy, pytest): named up front.
+const missing = missingPrerequisites(['harness', 'unit', 'webview', 'integration', 'e2e'].filter(want));
+if (missing.length) {
+  console.error(missingReport(missing));
+  process.exit(1);
+}
+// Debian's python3 when it, not the one on PATH, has numpy and pytest (as .ci/run installs them).
+if (testPython() !== 'python3') process.env.KERNELEVOLVE_PYTHON = testPython();
 mkdirSync('.test-output', { recursive: true });
 let passed = 0;
 let failed = 0;
@@ -22,7 +32,7 @@ if (want('typecheck')) run('typecheck', 'npx', ['tsc', '--noEmit', '-p', '.']);
 if (want('build')) run('build', 'node', ['scripts/build.mjs']);
 
 if (want('harness')) {
-  const py = process.env.KERNELEVOLVE_PYTHON || 'python3';
+  const py = testPython();
   run('harness', py, ['-m', 'pytest', 'harness/tests', '-q', '-rs', '--junitxml=.test-output/pytest.xml'], { PYTHONPATH: 'harness' });
   if (existsSync('.test-output/pytest.xml')) {
     const xml = readFileSync('.test-output/pytest.xml', 'utf8');
