@@ -1,4 +1,4 @@
-"""`python3 -m kernelevolve_harness evaluate|inspect|version` (the contract in docs/harness.md)."""
+"""`python3 -m kernelevolve_harness evaluate|run-job|describe-spec|inspect|version` (the contract in docs/harness.md)."""
 from __future__ import annotations
 
 import argparse
@@ -114,6 +114,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     i = sub.add_parser("inspect", help="print a spec's backend, source, kernel and shapes")
     i.add_argument("--spec", required=True)
     i.add_argument("--json", action="store_true")
+    r = sub.add_parser("run-job", help="run one job (JSON: spec, candidate, device, timeout) and print one envelope")
+    r.add_argument("--job", help="the job's JSON file (default: read it from stdin)")
+    d = sub.add_parser("describe-spec", help="print a spec's header as the harness reads it, as JSON (exit 2 if wrong)")
+    d.add_argument("--spec", required=True)
     sub.add_parser("version", help="print the harness's content hash")
     sub.add_parser("warm-status", help="print this user's warm-worker servers on this host as JSON")
     a = p.parse_args(argv)
@@ -133,6 +137,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                 {k: x[k] for k in ("pid", "backend", "owner", "version", "alive", "idle_s") if k in x}
                 for x in found], "warm": any(x["alive"] and x.get("version") == mine for x in found)}))
             return 0
+        if a.command == "run-job":
+            from .job_runner import main as run_job_main
+            return run_job_main(a.job)
+        if a.command == "describe-spec":
+            from .spec import describe
+            facts = describe(a.spec)
+            print(json.dumps(_clean(facts)))
+            return 0 if facts["ok"] else 2
         if a.command == "warm":
             from .warm import main as warm_main
             return warm_main(a.socket, a.backend, a.owner)

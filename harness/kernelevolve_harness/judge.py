@@ -7,7 +7,6 @@ under the device lock -> the timed outputs rechecked -> verdict.
 """
 from __future__ import annotations
 
-import fcntl
 import math
 import os
 import re
@@ -18,11 +17,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .backends import Backend, Build, get_backend
+from .device_lock import device_lock
 from .protocol import BATCH_BYTES, MAX_BATCH, Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .spec import SpecError, read_header
 from .ratios import LEVEL, apart, disagreeing, intervals, lower_quartile, median, shape_estimate, wide
@@ -176,20 +175,6 @@ def _trace_cpu(judge: "Judge") -> None:
     import resource
     r = resource.getrusage(resource.RUSAGE_SELF)
     sys.stderr.write(f"[{time.monotonic() - judge.t0:7.3f}s] judge CPU: {r.ru_utime + r.ru_stime:.2f} s\n")
-
-
-@contextmanager
-def device_lock(path: Optional[str]) -> Iterator[None]:
-    """Concurrent evaluations on one device never overlap their timed sections."""
-    if not path:
-        yield
-        return
-    with open(path, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def defined_symbols(lib: str) -> Optional[List[str]]:
@@ -625,7 +610,8 @@ class Judge:
         # Nothing else runs while the worker times: the timed outputs are checked (here, and by the reference
         # process) only after the last timed call, so neither competes with the timing for the machine.
         t = time.monotonic()
-        with device_lock(self.opts.lock):
+        held: List[List[float]] = []
+        with device_lock(self.opts.lock, held):
             self.stages["lock_wait_s"] = time.monotonic() - t
             t = time.monotonic()
             self.worker.send(cmd)
@@ -692,8 +678,8 @@ class Judge:
                       f"({overall_iv[0]:.2f}-{overall_iv[1]:.2f}; geometric mean of paired ratios).",
             "speedup": speedup, "speedup_interval": list(overall_iv), "shapes": rows, "compile": self.compile_stats,
             "timing": {"method": method, "estimator": "median" if gpu else "lower quartile",
-                       "lock": bool(self.opts.lock), "paired": "interleaved rounds",
-                       "interval": f"{int(LEVEL * 100)}% bootstrap over rounds"},
+                       "lock": bool(self.opts.lock), "lock_held": held[0] if held else None,
+                       "paired": "interleaved rounds", "interval": f"{int(LEVEL * 100)}% bootstrap over rounds"},
         }
         if self.opts.profile:
             from .profiling import profile

@@ -13,7 +13,7 @@ import sys
 import uuid
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 BACKENDS = ("cpp", "triton", "cuda", "model-cpu", "model-cuda")
 
@@ -130,21 +130,14 @@ def validate(module: ModuleType, spec_path: str) -> SpecInfo:
     header = read_header(spec_path)
     if getattr(module, "KERNEL", None) != header.kernel:
         raise SpecError(f"{where}: KERNEL must be a plain string constant.")
-    shapes = getattr(module, "SHAPES", None)
-    if not isinstance(shapes, (list, tuple)) or not shapes:
-        raise SpecError(f"{where}: SHAPES must be a non-empty list of dicts, one per problem size, e.g. SHAPES = [{{\"n\": 1024}}].")
-    for i, s in enumerate(shapes):
-        if not isinstance(s, dict):
-            raise SpecError(f"{where}: SHAPES[{i}] is {type(s).__name__}; each shape must be a dict such as {{\"n\": 1024}}.")
+    shapes = _shapes(getattr(module, "SHAPES", None), where)
     for fn in ("inputs", "launch"):
         if not callable(getattr(module, fn, None)):
             raise SpecError(f"{where}: {fn} must be a function.")
     ref = getattr(module, "reference", None)
     if ref is not None and not callable(ref):
         raise SpecError(f"{where}: reference must be a function reference(*args) returning the expected output(s).")
-    tol = getattr(module, "TOLERANCE", None) or {}
-    if not isinstance(tol, dict) or any(k not in ("rtol", "atol") or not isinstance(v, (int, float)) for k, v in tol.items()):
-        raise SpecError(f'{where}: TOLERANCE must be a dict like {{"rtol": 1e-3, "atol": 1e-5}}; got {tol!r}.')
+    tol = _tolerance(getattr(module, "TOLERANCE", None), where)
     outputs = _index_list(module, "OUTPUTS", where)
     inplace = _index_list(module, "INPLACE", where) or []
     flops, nbytes = [], []
@@ -159,7 +152,89 @@ def validate(module: ModuleType, spec_path: str) -> SpecInfo:
             except Exception as e:
                 raise SpecError(f"{where}: {name}({s}) failed: {type(e).__name__}: {e}.")
     return SpecInfo(
-        backend=header.backend, source=header.source, kernel=header.kernel, shapes=[dict(s) for s in shapes],
-        outputs=outputs, inplace=inplace, tolerance={k: float(v) for k, v in tol.items()},
+        backend=header.backend, source=header.source, kernel=header.kernel, shapes=shapes,
+        outputs=outputs, inplace=inplace, tolerance=tol,
         has_reference=ref is not None, flops=flops, bytes=nbytes,
     )
+
+
+class _Computed:
+    """A header name whose value is computed when the spec is imported (not a literal in its text)."""
+
+
+_COMPUTED = _Computed()
+
+
+def _literal_names(tree: ast.Module, names: Tuple[str, ...]) -> Dict[str, Any]:
+    values: Dict[str, Any] = {}
+    for node in tree.body:
+        targets: List[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        for t in targets:
+            if isinstance(t, ast.Name) and t.id in names:
+                try:
+                    values[t.id] = ast.literal_eval(value)
+                except ValueError:
+                    values[t.id] = _COMPUTED
+    return values
+
+
+def describe(spec_path: str) -> Dict[str, Any]:
+    """What `describe-spec` answers: the spec's header as the harness reads it, without importing the spec (a
+    Triton spec imports torch, which the machine starting a run may not have). Names whose values are computed
+    at import are null here and checked when the spec is imported on the host. `error` says what is wrong."""
+    facts: Dict[str, Any] = {"ok": False, "spec": os.path.abspath(spec_path), "backends": list(BACKENDS),
+                             "backend": None, "source": None, "kernel": None, "shapes": None, "outputs": None,
+                             "inplace": None, "tolerance": None, "has_reference": None, "computed": []}
+    try:
+        header = read_header(spec_path)
+        facts.update(backend=header.backend, source=header.source, kernel=header.kernel)
+        with open(spec_path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), filename=spec_path)
+        facts["has_reference"] = any(isinstance(n, ast.FunctionDef) and n.name == "reference" for n in tree.body)
+        values = _literal_names(tree, ("SHAPES", "OUTPUTS", "INPLACE", "TOLERANCE"))
+        where = os.path.basename(spec_path)
+        if "SHAPES" not in values:
+            raise SpecError(f"{where} does not define SHAPES, the list of problem sizes (one dict per size), "
+                            f'e.g. SHAPES = [{{"n": 1024}}].')
+        facts["computed"] = sorted(k for k, v in values.items() if v is _COMPUTED)
+        literal = _Namespace({k: v for k, v in values.items() if v is not _COMPUTED})
+        if "SHAPES" in literal.__dict__:
+            facts["shapes"] = _shapes(literal.SHAPES, where)
+        facts["outputs"] = _index_list(literal, "OUTPUTS", where)  # type: ignore[arg-type]
+        if "INPLACE" not in facts["computed"]:
+            facts["inplace"] = _index_list(literal, "INPLACE", where) or []  # type: ignore[arg-type]
+        if "TOLERANCE" not in facts["computed"]:
+            facts["tolerance"] = _tolerance(getattr(literal, "TOLERANCE", None), where)
+    except SpecError as e:
+        facts["error"] = str(e)
+        return facts
+    facts["ok"] = True
+    return facts
+
+
+class _Namespace:
+    def __init__(self, values: Dict[str, Any]) -> None:
+        self.__dict__.update(values)
+
+
+def _shapes(shapes: Any, where: str) -> List[Dict[str, Any]]:
+    if not isinstance(shapes, (list, tuple)) or not shapes:
+        raise SpecError(f"{where}: SHAPES must be a non-empty list of dicts, one per problem size, e.g. "
+                        f'SHAPES = [{{"n": 1024}}].')
+    for i, s in enumerate(shapes):
+        if not isinstance(s, dict):
+            raise SpecError(f"{where}: SHAPES[{i}] is {type(s).__name__}; each shape must be a dict such as "
+                            f'{{"n": 1024}}.')
+    return [dict(s) for s in shapes]
+
+
+def _tolerance(tol: Any, where: str) -> Dict[str, float]:
+    tol = tol or {}
+    if not isinstance(tol, dict) or any(k not in ("rtol", "atol") or not isinstance(v, (int, float))
+                                        for k, v in tol.items()):
+        raise SpecError(f'{where}: TOLERANCE must be a dict like {{"rtol": 1e-3, "atol": 1e-5}}; got {tol!r}.')
+    return {k: float(v) for k, v in tol.items()}

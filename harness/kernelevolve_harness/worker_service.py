@@ -1,15 +1,16 @@
 """A job-queue folder on a shared filesystem, and the long-lived worker that serves it.
 
 A Slurm host runs one worker per GPU as a batch job. Workers take candidates from
-``QUEUE/pending/`` and judge each with the real harness (``python3 -m kernelevolve_harness evaluate
---json`` in a child process, so every guard stays in force), then leave the verdict in ``QUEUE/done/``.
+``QUEUE/pending/`` and judge each through the job runner (job_runner.py, as every host does: the judge in a child
+process with every guard in force, the node's timing lock, the job's timeout), then leave its envelope in
+``QUEUE/done/``.
 Every hand-over is one ``rename`` on the shared filesystem, which is atomic, so a candidate is always
 in exactly one of pending/, claimed/<worker>/ or done/, and a killed worker loses none.
 
 Layout of QUEUE:
   pending/<name>.json            jobs the host wrote (write to a dot-file, then rename)
   claimed/<worker>/<name>.json   jobs a worker took (rename out of pending/)
-  done/<name>.json               results (written to a dot-file, then renamed)
+  done/<name>.json               results: the runner's envelope and where it ran (dot-file, then renamed)
   cancel/<name>                  the host gave up on a job; its worker stops judging it
   workers/<worker>.json          heartbeats (rewritten every second) and the exit note
   work/<worker>/                 scratch for candidate files
@@ -29,12 +30,12 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
+
+from .job_runner import Job, JobRun
 
 HEARTBEAT_S = 1.0
 # A harness killed from outside (not the candidate: the harness survives those) is retried this often.
@@ -115,7 +116,7 @@ class Worker:
         self.job_id = os.environ.get("SLURM_JOB_ID", "")
         self.device = os.environ.get("CUDA_VISIBLE_DEVICES", "")
         self.terminating = False
-        self.child: Optional[subprocess.Popen] = None
+        self.run: Optional[JobRun] = None
         self.current: Optional[str] = None
         self.last_beat = 0.0
         self.started_at = time.time()
@@ -140,17 +141,9 @@ class Worker:
         self._kill_child()
 
     def _kill_child(self) -> None:
-        if self.child and self.child.poll() is None:
-            # The harness runs the candidate in a session of its own: kill the whole tree, not only the group.
-            for pid in [self.child.pid] + _descendants(self.child.pid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            try:
-                os.killpg(self.child.pid, signal.SIGKILL)
-            except OSError:
-                pass
+        run = self.run
+        if run is not None:
+            run.cancel()
 
     def claim(self) -> Optional[str]:
         mine = self.q.claimed / self.id
@@ -209,15 +202,8 @@ class Worker:
         self.beat("busy", force=True)
         scratch = self.q.work / self.id / self.current
         scratch.mkdir(parents=True, exist_ok=True)
-        candidate = scratch / os.path.basename(job["candidate_name"])
-        candidate.write_text(job["candidate_source"], encoding="utf-8")
-        args = [self.python, "-m", "kernelevolve_harness", "evaluate", "--spec", job["spec"],
-                "--candidate", str(candidate), "--baseline", job["baseline"], "--json"]
-        if job.get("profile"):
-            args.append("--profile")
-        args += ["--lock", self.lock_file()]
         started_at = time.time()
-        outcome = self._run_harness(args, scratch, job.get("timeout_s"))
+        outcome = self._run_job(job, scratch)
         finished_at = time.time()
         self.current = None
         try:
@@ -242,88 +228,49 @@ class Worker:
             _rmtree(scratch)
             self.beat("idle", force=True)
 
-    def lock_file(self) -> str:
-        """The node-local lock the harness holds while timing: one per GPU (by its index on the node,
-        which Slurm gives as SLURM_JOB_GPUS even when cgroups renumber CUDA_VISIBLE_DEVICES), one for the CPU,
-        so two workers on one node never time on the same device at once (as on the local host)."""
-        gpus = os.environ.get("SLURM_JOB_GPUS") or os.environ.get("SLURM_STEP_GPUS") or self.device
-        folder = os.path.join(tempfile.gettempdir(), "kernelevolve-locks")
-        os.makedirs(folder, exist_ok=True)
-        return os.path.join(folder, f"gpu{gpus.replace(',', '-')}.lock" if gpus else "cpu.lock")
-
-    def _run_harness(self, args: List[str], cwd: Path, timeout_s: Optional[float]) -> Any:
+    def _run_job(self, job: Dict[str, Any], scratch: Path) -> Any:
+        """The job through the runner; "withdrawn" or "requeue" when it must not be answered, else the result."""
         name = self.current or ""
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in [str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH", "")] if p)
-        out_path, err_path = cwd / ".stdout", cwd / ".stderr"
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            self.child = subprocess.Popen(args, cwd=str(cwd), env=env, stdout=out, stderr=err,
-                                          stdin=subprocess.DEVNULL, start_new_session=True)
-            deadline = time.time() + float(timeout_s) if timeout_s else None
-            timed_out = False
-            while self.child.poll() is None:
-                self.beat("busy")
-                if self.terminating:
-                    self._kill_child()
-                elif (self.q.cancel_dir / name).exists() or self.q.stop_file.exists():
-                    self._kill_child()
-                    self.child.wait()
-                    return "withdrawn"
-                elif deadline is not None and time.time() > deadline:
-                    timed_out = True
-                    self._kill_child()
-                time.sleep(min(self.poll_s, 0.2))
-            code = self.child.returncode
-            self.child = None
+        timeout = job.get("timeout_s")
+        # The node-local timing lock is named by the GPU's index on the node, which Slurm gives as SLURM_JOB_GPUS
+        # even where cgroups renumber CUDA_VISIBLE_DEVICES from 0; CUDA_VISIBLE_DEVICES itself stays Slurm's.
+        gpus = os.environ.get("SLURM_JOB_GPUS") or os.environ.get("SLURM_STEP_GPUS") or self.device or None
+        run = JobRun(Job(spec=str(job["spec"]), baseline=job.get("baseline"),
+                         candidate_source=str(job["candidate_source"]),
+                         candidate_name=os.path.basename(str(job["candidate_name"])),
+                         profile=bool(job.get("profile")), lock_device=gpus,
+                         timeout_s=float(timeout) if timeout else None),
+                     scratch=str(scratch), python=self.python, owner=os.getpid())
+        self.run = run
+        withdrawn = False
+
+        def tick() -> None:
+            nonlocal withdrawn
+            self.beat("busy")
+            if (self.q.cancel_dir / name).exists() or self.q.stop_file.exists():
+                withdrawn = True
+                run.cancel()
+
+        try:
+            if self.terminating:
+                run.cancel()
+            run.start()
+            answer = run.wait(tick, poll_s=min(self.poll_s, 0.2))
+        finally:
+            self.run = None
+            run.close()
         if self.terminating:
             return "requeue"
-        stdout = out_path.read_text(encoding="utf-8", errors="replace")
-        stderr = err_path.read_text(encoding="utf-8", errors="replace")
-        lines = stdout.strip().splitlines()
-        if lines and not timed_out:
-            try:
-                verdict = json.loads(lines[-1])
-                if isinstance(verdict, dict) and "status" in verdict:
-                    return {"verdict": verdict}
-            except ValueError:
-                pass
-        if timed_out:
-            return {"verdict": {"status": "timeout", "reason": f"The evaluation did not finish within {timeout_s} s on node {self.node}; it was stopped.",
-                                "log": (stderr or stdout)[-2000:]}}
-        job = _read_json(self.q.claimed / self.id / f"{name}.json") or {}
-        if code is not None and code < 0 and int(job.get("attempts", 0)) + 1 < MAX_ATTEMPTS:
-            # The harness was killed from outside (OOM killer, a signal to the step): judge it again elsewhere.
-            self.q.requeue(self.id)
-            return "requeue"
-        tail = (stderr or stdout)[-2000:]
-        return {"error": f"The harness did not print a verdict (exit {code}) on node {self.node}. "
-                         f"Check that Python 3.9+ with numpy is installed on the compute nodes.\n{tail}"}
-
-
-def _descendants(root: int) -> List[int]:
-    """Pids below `root` (Linux /proc; elsewhere none, and the process group kill has to do)."""
-    children: Dict[int, List[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
-                stat = f.read()
-            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    out: List[int] = []
-    stack = [root]
-    while stack:
-        for c in children.get(stack.pop(), []):
-            out.append(c)
-            stack.append(c)
-    return out
+        if withdrawn or answer["outcome"] == "cancelled":
+            return "withdrawn"
+        code = answer.get("exit")
+        if answer["outcome"] == "harness_error" and isinstance(code, int) and code < 0:
+            claimed = _read_json(self.q.claimed / self.id / f"{name}.json") or {}
+            if int(claimed.get("attempts", 0)) + 1 < MAX_ATTEMPTS:
+                # The harness was killed from outside (OOM killer, a signal to the step): judge it again elsewhere.
+                self.q.requeue(self.id)
+                return "requeue"
+        return {"envelope": answer}
 
 
 def _rmtree(path: Path) -> None:

@@ -1,0 +1,212 @@
+"""`run-job`: one job in, one checked envelope out; the runner owns the timing lock, the timeout and the cleanup."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+from conftest import HARNESS, MM_SPEC, NAIVE, SPECS, mm_source
+from kernelevolve_harness.device_lock import lock_name, lock_path
+
+SPIN = "  volatile int spin = 1;\n  while (spin) {}\n" + NAIVE
+
+
+def _env(tmp: Path, cache: Path) -> Dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(HARNESS), KERNELEVOLVE_CACHE=str(cache),
+                KERNELEVOLVE_LOCK_DIR=str(tmp / "locks"), TMPDIR=str(tmp))
+
+
+def start_job(job: Dict[str, Any], tmp: Path, cache: Path) -> subprocess.Popen:
+    p = subprocess.Popen([sys.executable, "-m", "kernelevolve_harness", "run-job"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp, cache), cwd=str(tmp))
+    assert p.stdin is not None
+    p.stdin.write(json.dumps(job))
+    p.stdin.close()
+    return p
+
+
+def answer(p: subprocess.Popen, timeout: float = 120) -> Dict[str, Any]:
+    assert p.stdout is not None and p.stderr is not None
+    out, err = p.stdout.read(), p.stderr.read()
+    p.wait(timeout=timeout)
+    lines = out.strip().splitlines()
+    assert len(lines) == 1, f"run-job must print exactly one envelope line, got {out!r} (stderr {err!r})"
+    return json.loads(lines[0])
+
+
+def run_job(job: Dict[str, Any], tmp: Path, cache: Path, timeout: float = 120) -> Dict[str, Any]:
+    return answer(start_job(job, tmp, cache), timeout)
+
+
+def mm_job(body: str, **extra: Any) -> Dict[str, Any]:
+    return {"spec": str(MM_SPEC), "candidate_source": mm_source(body), "candidate_name": "cand.cpp", **extra}
+
+
+def processes_under(folder: Path) -> List[str]:
+    """Processes whose working folder or command line lies under `folder`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if cwd.startswith(str(folder)) or str(folder) in cmd:
+            found.append(f"{entry}: {cmd}")
+    return found
+
+
+def test_a_job_from_stdin_answers_one_verdict_envelope_with_its_lock(tmp_path: Path, cache_dir: Path) -> None:
+    e = run_job(mm_job(NAIVE, device="3"), tmp_path, cache_dir)
+    assert e["envelope"] == 1 and e["outcome"] == "verdict", e
+    assert e["verdict"]["status"] == "ok", e["verdict"]
+    assert e["device"] == "3"
+    assert e["lock"] == str(tmp_path / "locks" / "gpu-3.lock")
+    start, end = e["verdict"]["timing"]["lock_held"]
+    assert 0 < end - start < e["elapsed_ms"] / 1000
+    assert e["elapsed_ms"] > 0 and e["node"]
+
+
+def test_a_job_file_and_a_candidate_path_work_too(tmp_path: Path, cache_dir: Path) -> None:
+    cand = tmp_path / "given.cpp"
+    cand.write_text(mm_source(NAIVE.replace("s += ", "s -= ")))
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"spec": str(MM_SPEC), "candidate": str(cand)}))
+    r = subprocess.run([sys.executable, "-m", "kernelevolve_harness", "run-job", "--job", str(job)],
+                       capture_output=True, text=True, env=_env(tmp_path, cache_dir), timeout=120)
+    e = json.loads(r.stdout)
+    assert r.returncode == 0 and e["outcome"] == "verdict"
+    assert e["verdict"]["status"] == "incorrect"
+    assert e["lock"].endswith("cpu.lock")
+
+
+def test_the_runner_stops_a_job_at_its_limit_and_leaves_nothing_running(tmp_path: Path, cache_dir: Path) -> None:
+    started = time.monotonic()
+    e = run_job(mm_job(SPIN, timeout_s=4), tmp_path, cache_dir)
+    assert time.monotonic() - started < 30
+    assert e["outcome"] == "verdict"
+    assert e["verdict"]["status"] == "timeout"
+    assert "did not finish within 4 s" in e["verdict"]["reason"]
+    assert processes_under(tmp_path) == []
+
+
+def test_sigterm_cancels_the_job_with_its_whole_tree(tmp_path: Path, cache_dir: Path) -> None:
+    p = start_job(mm_job(SPIN), tmp_path, cache_dir)
+    deadline = time.monotonic() + 60
+    # The judge runs in the job's scratch folder (under TMPDIR); wait until it has started its workers.
+    while len(processes_under(tmp_path)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(processes_under(tmp_path)) >= 2
+    time.sleep(2)
+    p.send_signal(signal.SIGTERM)
+    e = answer(p)
+    assert e["outcome"] == "cancelled"
+    assert processes_under(tmp_path) == []
+
+
+def test_a_wrong_spec_is_a_spec_error_that_says_what_to_fix(tmp_path: Path, cache_dir: Path) -> None:
+    spec = tmp_path / "hip_spec.py"
+    (tmp_path / "k.hip").write_text("int x;\n")
+    spec.write_text('BACKEND = "hip"\nSOURCE = "k.hip"\nKERNEL = "k"\nSHAPES = [{"n": 1}]\n'
+                    "def inputs(shape, seed):\n    return ()\ndef launch(k, *args):\n    return None\n")
+    e = run_job({"spec": str(spec), "candidate_source": "int x;\n", "candidate_name": "c.hip"}, tmp_path, cache_dir)
+    assert e["outcome"] == "spec_error"
+    assert 'BACKEND is "hip"' in e["message"] and "cpp" in e["message"]
+
+
+@pytest.mark.parametrize("job, said", [
+    ({"candidate_source": "x", "candidate_name": "c.cpp"}, 'no "spec"'),
+    ({"spec": "s.py"}, "names its candidate once"),
+    ({"spec": "s.py", "candidate_source": "x"}, '"candidate_name"'),
+    ({"spec": "s.py", "candidate": "c.cpp", "timeout_s": -1}, "positive number"),
+    ({"spec": "s.py", "candidate_source": "x", "candidate_name": "../evil.cpp"}, "plain file name"),
+    ({"spec": "s.py", "candidate": "c.cpp", "gpu": 1}, "fields this harness does not know: gpu"),
+])
+def test_a_malformed_job_is_refused_with_a_sentence(tmp_path: Path, cache_dir: Path, job: Dict[str, Any],
+                                                     said: str) -> None:
+    p = start_job(job, tmp_path, cache_dir)
+    e = answer(p)
+    assert p.returncode == 2
+    assert e["outcome"] == "harness_error" and said in e["message"], e
+
+
+def test_two_jobs_on_one_device_never_time_at_once(tmp_path: Path, cache_dir: Path) -> None:
+    jobs = [start_job(mm_job(NAIVE + f"\n  // {i}\n", device="0"), tmp_path, cache_dir) for i in range(3)]
+    held = sorted(tuple(answer(p)["verdict"]["timing"]["lock_held"]) for p in jobs)
+    for (_, end), (start, _) in zip(held, held[1:]):
+        assert end <= start, held
+
+
+def test_lock_names_are_one_per_device_per_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert lock_name("0") == "gpu-0.lock"
+    assert lock_name("0,1") == "gpu-0-1.lock"
+    assert lock_name(None) == lock_name("") == "cpu.lock"
+    with pytest.raises(ValueError):
+        lock_name("../../etc/passwd")
+    monkeypatch.setenv("KERNELEVOLVE_LOCK_DIR", str(tmp_path / "locks"))
+    path = lock_path("2")
+    assert path == str(tmp_path / "locks" / "gpu-2.lock")
+    # Every user of the machine can open it and the folder, as /tmp.
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o666
+    assert stat.S_IMODE(os.stat(tmp_path / "locks").st_mode) == 0o1777
+    monkeypatch.delenv("KERNELEVOLVE_LOCK_DIR")
+    assert lock_path("0") == "/tmp/kernelevolve-locks/gpu-0.lock"
+
+
+def test_describe_spec_answers_the_header_as_the_harness_reads_it(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "kernelevolve_harness", "describe-spec", "--spec", str(MM_SPEC)],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(HARNESS)), timeout=60)
+    facts = json.loads(r.stdout)
+    assert r.returncode == 0 and facts["ok"] is True
+    assert facts["backend"] == "cpp" and facts["kernel"] == "mm"
+    assert facts["source"] == str(SPECS / "mm" / "mm.cpp")
+    assert facts["shapes"] and all(isinstance(s, dict) for s in facts["shapes"])
+    assert facts["backends"] == ["cpp", "triton", "cuda"]
+
+
+def describe(tmp: Path, text: str) -> Dict[str, Any]:
+    (tmp / "k.cpp").write_text("int x;\n")
+    spec = tmp / "spec.py"
+    spec.write_text(text)
+    r = subprocess.run([sys.executable, "-m", "kernelevolve_harness", "describe-spec", "--spec", str(spec)],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(HARNESS)), timeout=60)
+    facts = json.loads(r.stdout)
+    assert r.returncode == (0 if facts["ok"] else 2)
+    return facts
+
+
+FUNCS = "def inputs(shape, seed):\n    return ()\ndef launch(k, *args):\n    return None\n"
+
+
+@pytest.mark.parametrize("text, said", [
+    ('BACKEND = "hip"\nSOURCE = "k.cpp"\nKERNEL = "k"\nSHAPES = [{}]\n' + FUNCS, 'BACKEND is "hip"'),
+    ('BACKEND = "cpp"\nSOURCE = "k.cpp"\nKERNEL = "k"\n' + FUNCS, "does not define SHAPES"),
+    ('BACKEND = "cpp"\nSOURCE = "gone.cpp"\nKERNEL = "k"\nSHAPES = [{}]\n' + FUNCS, "does not exist"),
+    ('BACKEND = "cpp"\nSOURCE = "k.cpp"\nSHAPES = [{}]\n' + FUNCS, "does not define KERNEL"),
+    ('BACKEND = "cpp"\nSOURCE = "k.cpp"\nKERNEL = "k"\nSHAPES = [1]\n' + FUNCS, "SHAPES[0] is int"),
+    ('BACKEND = "cpp"\nSOURCE = "k.cpp"\nKERNEL = "k"\nSHAPES = [{}]\nOUTPUTS = ["y"]\n' + FUNCS, "OUTPUTS must be"),
+    ('BACKEND = "cpp"\nSOURCE = "k.cpp"\nKERNEL = "k"\nSHAPES = [{}]\n', "does not define inputs"),
+])
+def test_describe_spec_says_what_is_wrong(tmp_path: Path, text: str, said: str) -> None:
+    facts = describe(tmp_path, text)
+    assert facts["ok"] is False and said in facts["error"], facts
+
+
+def test_describe_spec_leaves_computed_names_to_the_import_on_the_host(tmp_path: Path) -> None:
+    facts = describe(tmp_path, 'import torch\nBACKEND = "cpp"\nSOURCE = "k.cpp"\nKERNEL = "k"\n'
+                               'SHAPES = [{"n": n} for n in (1, 2)]\nTOLERANCE = {"rtol": 1e-3}\n' + FUNCS)
+    assert facts["ok"] is True
+    assert facts["shapes"] is None and facts["computed"] == ["SHAPES"]
+    assert facts["tolerance"] == {"rtol": 1e-3}
