@@ -118,6 +118,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     r.add_argument("--job", help="the job's JSON file (default: read it from stdin)")
     d = sub.add_parser("describe-spec", help="print a spec's header as the harness reads it, as JSON (exit 2 if wrong)")
     d.add_argument("--spec", required=True)
+    sub.add_parser("check-host", help="print what this machine offers for judging (python, compilers, GPU, torch)")
     sub.add_parser("version", help="print the harness's content hash")
     sub.add_parser("warm-status", help="print this user's warm-worker servers on this host as JSON")
     a = p.parse_args(argv)
@@ -140,9 +141,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         if a.command == "run-job":
             from .job_runner import main as run_job_main
             return run_job_main(a.job)
+        if a.command == "check-host":
+            from .host_check import facts as host_facts
+            print(json.dumps(host_facts()))
+            return 0
         if a.command == "describe-spec":
+            from .kernelbench import describe_problem
             from .spec import describe
-            facts = describe(a.spec)
+            facts = describe_problem(a.spec) or describe(a.spec)
             print(json.dumps(_clean(facts)))
             return 0 if facts["ok"] else 2
         if a.command == "warm":

@@ -105,6 +105,10 @@ def parse_job(data: Any) -> Job:
         raise JobError('"candidate_source" needs "candidate_name", the file name that keeps its extension.')
     if job.baseline_source is not None and not job.baseline_name:
         raise JobError('"baseline_source" needs "baseline_name", the file name that keeps its extension.')
+    # Paths are the caller's: relative ones resolve against where run-job was started, not the scratch folder.
+    job.spec = os.path.abspath(job.spec)
+    job.candidate = os.path.abspath(job.candidate) if job.candidate else None
+    job.baseline = os.path.abspath(job.baseline) if job.baseline else None
     profile = data.get("profile", False)
     if not isinstance(profile, bool) and profile is not None:
         raise JobError('The job\'s "profile" must be true or false.')

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import Optional
+from typing import Any, Dict, Optional
 
 from .backends.base import cache_dir, content_key
 from .spec import SpecError
@@ -123,3 +123,20 @@ def require_problem_or_spec(path: str) -> None:
         missing = [n for n in REQUIRED if n not in names]
         raise SpecError(f"{os.path.basename(path)} looks like a KernelBench problem but does not define "
                         f"{', '.join(missing)}; a problem defines class Model, get_inputs() and get_init_inputs().")
+
+
+def describe_problem(path: str) -> Optional[Dict[str, Any]]:
+    """describe-spec's answer for a KernelBench-format problem (None for an ordinary spec): the generated spec's
+    facts, named as the engine names them (the problem is its own source; the evolved class is ModelNew)."""
+    from .spec import describe
+    try:
+        require_problem_or_spec(path)
+    except SpecError as e:
+        facts = describe(path)
+        facts.update(ok=False, error=str(e))
+        return facts
+    if not is_problem(path):
+        return None
+    facts = describe(spec_for(path))
+    facts.update(spec=os.path.abspath(path), source=os.path.abspath(path), kernel="ModelNew", problem="kernelbench")
+    return facts

@@ -2,7 +2,8 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadSpec, SpecError } from '../engine/spec';
+import { SpecError } from '../engine/spec';
+import { describeSpec } from '../remote/specDescription';
 import type { Verdict } from '../contract/verdict';
 import { createHosts, loadConfig, NO_HOSTS } from '../remote/hostConfig';
 import '../remote/hosts';
@@ -29,7 +30,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
     strict: true,
   });
   if (!values.spec || !values.candidate) throw new CliError(`evaluate needs --spec and --candidate.\n${EVALUATE_USAGE}`);
-  const spec = await loadSpec(values.spec);
+  const spec = await describeSpec(values.spec);
   let candidateSource: string;
   try {
     candidateSource = await fs.readFile(values.candidate, 'utf8');

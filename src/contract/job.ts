@@ -27,6 +27,8 @@ export interface Placement {
   /** Scheduler job id and node, for Slurm. */
   jobId?: string;
   node?: string;
+  /** The machine-wide timing lock of the device, as the harness's job runner named it. */
+  lock?: string;
 }
 
 /** A verdict with the place it was obtained. */

@@ -1,28 +1,13 @@
-// Reads the contract names of a kernel spec (BACKEND, SOURCE, KERNEL) without running Python, so the
-// engine, the CLI and the editor can find a spec's kernel even where no Python is installed.
+// Reads the contract names of a kernel spec (BACKEND, SOURCE, KERNEL) from its text, without running Python, so
+// the editor can find a spec's kernel among many files at once. Where a run or an evaluation starts, the harness
+// itself reads the spec (`describe-spec`, src/remote/specDescription.ts); both accept the same backends.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { BACKENDS, type Backend, type KernelSpec, SpecError } from '../contract/spec';
 import { isKernelBenchProblem, missingProblemParts, problemSpec } from './kernelBenchProblem';
 
-export const BACKENDS = ['triton', 'cuda', 'cpp', 'hip', 'custom', 'model-cuda', 'model-cpu'] as const;
-export type Backend = (typeof BACKENDS)[number];
-
-export interface KernelSpec {
-  /** Absolute path of the spec file. */
-  specPath: string;
-  backend: Backend;
-  /** Absolute path of the kernel's source file (SOURCE resolved against the spec's folder). */
-  sourcePath: string;
-  /** The function being evolved. */
-  kernel: string;
-}
-
-export class SpecError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SpecError';
-  }
-}
+export { BACKENDS, SpecError };
+export type { Backend, KernelSpec };
 
 function stringConstant(text: string, name: string): string | undefined {
   const re = new RegExp(`^${name}\\s*(?::\\s*str\\s*)?=\\s*(?:r|u)?(['"])(.*?)\\1\\s*(?:#.*)?$`, 'm');

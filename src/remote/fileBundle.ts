@@ -3,7 +3,6 @@
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { AGENT_FILE, AGENT_SOURCE } from './remoteAgent';
 
 export interface FileBundle {
   /** Hex, 16 characters: enough to tell versions apart, short enough for paths. */
@@ -30,14 +29,11 @@ async function walk(dir: string, rel: string, into: Map<string, Buffer>): Promis
   }
 }
 
-/** The harness package plus the host agent: everything a host needs besides Python and the toolchain. */
-export async function harnessBundle(harnessRoot: string): Promise<FileBundle & { supportsLock: boolean }> {
+/** The harness package (the host agent is one of its modules): everything a host needs besides Python and the toolchain. */
+export async function harnessBundle(harnessRoot: string): Promise<FileBundle> {
   const files = new Map<string, Buffer>();
   await walk(path.join(harnessRoot, 'kernelevolve_harness'), 'kernelevolve_harness', files);
-  files.set(AGENT_FILE, Buffer.from(AGENT_SOURCE));
-  // Older harnesses have no --lock; the host then lets the slots time concurrently.
-  const supportsLock = [...files.entries()].some(([n, b]) => n.endsWith('.py') && n !== AGENT_FILE && b.includes('--lock'));
-  return { ...bundleOf(files), supportsLock };
+  return bundleOf(files);
 }
 
 const SIBLING_MAX_BYTES = 256 * 1024;

@@ -110,7 +110,7 @@ export class HostPool implements Evaluator {
     const timer = timeoutS && !state.host.enforcesTimeout ? setTimeout(() => {
       timedOut = true;
       controller.abort(new Error('timeout'));
-    }, timeoutS * 1000 + 5000) : undefined; // the harness has its own stage timeouts; this one only catches a hang
+    }, timeoutS * 1000 + 5000) : undefined; // only for a host that has no job runner applying the limit (every host here has)
     try {
       const verdict = await state.host.evaluate(q.job, controller.signal);
       state.failures = 0;

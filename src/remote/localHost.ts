@@ -1,14 +1,11 @@
-// The `local` host: runs the harness in a child Python on this machine.
+// The `local` host: hands each job to the harness's job runner (`run-job`) in a child Python on this machine.
 import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { SpecError } from '../engine/spec';
-import type { Verdict } from '../contract/verdict';
-import { isVerdict } from '../contract/verdict';
-import { harnessDir } from './harnessLocation';
 import type { HostCheck } from '../contract/hardware';
-import type { EvaluationJob } from '../contract/job';
+import type { EvaluationJob, PoolVerdict } from '../contract/job';
+import { harnessDir } from './harnessLocation';
+import { runnerJob, verdictFromAnswer } from './harnessJob';
 import type { Host } from './host';
 
 export interface LocalHostOptions {
@@ -28,27 +25,6 @@ export interface HarnessProcessResult {
   stderr: string;
 }
 
-/** Parses the harness's stdout: its last line is the verdict JSON. Exit 2 means the spec is wrong (the
- *  harness said what to fix on stderr): that is the user's error, not the host's. */
-export function verdictFromHarnessOutput(r: HarnessProcessResult): Verdict {
-  if (r.code === 2) {
-    const said = r.stderr.split('\n').filter((l) => l.startsWith('kernelevolve_harness: '));
-    if (said.length) throw new SpecError(said.map((l) => l.slice('kernelevolve_harness: '.length)).join('\n'));
-  }
-  const lines = r.stdout.trim().split('\n');
-  const last = lines[lines.length - 1] ?? '';
-  try {
-    const parsed: unknown = JSON.parse(last);
-    if (isVerdict(parsed)) return parsed;
-  } catch {
-    // fall through: the harness itself failed, which is not the candidate's fault
-  }
-  const tail = (r.stderr || r.stdout).slice(-2000);
-  throw new Error(
-    `The harness did not print a verdict (exit ${r.code ?? r.signal}). Check that Python 3.9+ with numpy is installed on the host.\n${tail}`,
-  );
-}
-
 export class LocalHost implements Host {
   readonly name: string;
   readonly slots: number;
@@ -57,6 +33,8 @@ export class LocalHost implements Host {
   private readonly workdir?: string;
   private readonly devices?: number[];
   private nextDevice = 0;
+  /** The harness's job runner applies each job's timeout from its start. */
+  readonly enforcesTimeout = true;
 
   constructor(opts: LocalHostOptions = {}) {
     this.name = opts.name ?? 'local';
@@ -67,79 +45,61 @@ export class LocalHost implements Host {
     this.devices = opts.devices;
   }
 
-  async evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<Verdict> {
-    const root = this.workdir ?? path.join(os.tmpdir(), 'kernelevolve');
-    await fs.mkdir(root, { recursive: true });
-    const dir = await fs.mkdtemp(path.join(root, `${job.id}-`));
-    const candidatePath = path.join(dir, job.candidateFileName);
-    await fs.writeFile(candidatePath, job.candidateSource);
-    const args = ['-m', 'kernelevolve_harness', 'evaluate', '--spec', job.specPath, '--candidate', candidatePath,
-      '--baseline', job.baselinePath, '--json'];
-    if (job.profile) args.push('--profile');
+  async evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<PoolVerdict> {
     const env: NodeJS.ProcessEnv = { ...process.env, PYTHONPATH: prependPath(harnessDir(), process.env.PYTHONPATH) };
-    let device: string | undefined;
-    if (this.devices?.length) {
-      device = String(this.devices[this.nextDevice++ % this.devices.length]);
-      env.CUDA_VISIBLE_DEVICES = device;
+    if (this.workdir) {
+      await fs.mkdir(this.workdir, { recursive: true });
+      env.TMPDIR = this.workdir; // the runner's scratch folders go here
     }
-    // compiles run in parallel; the harness holds this lock only while timing, so timings never share a device
-    args.push('--lock', await deviceLockFile(device));
+    const device = this.devices?.length ? String(this.devices[this.nextDevice++ % this.devices.length]) : undefined;
+    const request = runnerJob(job, { spec: job.specPath, baseline: job.baselinePath, device });
     const started = Date.now();
-    try {
-      const r = await runProcess(this.python, args, { env, cwd: dir, signal, timeoutS: job.timeoutS });
-      const verdict = verdictFromHarnessOutput(r);
-      return { ...verdict, host: this.name, wall_ms: Date.now() - started, placement: { host: this.name, device } };
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
-    }
+    // The runner stops the job at its limit and answers "timeout" itself; this backstop only catches a runner
+    // that cannot answer at all.
+    const r = await runProcess(this.python, ['-m', 'kernelevolve_harness', 'run-job'], {
+      env, signal, input: JSON.stringify(request), timeoutS: job.timeoutS ? job.timeoutS + RUNNER_GRACE_S : undefined,
+    });
+    const verdict = verdictFromAnswer(r.stdout, this.name, {}, r.stderr);
+    return { ...verdict, wall_ms: Date.now() - started };
   }
 
   async check(): Promise<HostCheck> {
-    const script = [
-      'import platform, shutil, subprocess',
-      'facts = {"python": platform.python_version()}',
-      'try:\n import numpy; facts["numpy"] = numpy.__version__\nexcept Exception: facts["numpy"] = "missing"',
-      'for cc in ("g++", "nvcc"):\n p = shutil.which(cc)\n facts[cc] = subprocess.run([p, "--version"], capture_output=True, text=True).stdout.splitlines()[0] if p else "missing"',
-      'g = shutil.which("nvidia-smi")',
-      'facts["gpu"] = subprocess.run([g, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip().replace("\\n", ", ") if g else "none"',
-      'for mod in ("torch", "triton"):\n try:\n  facts[mod] = __import__(mod).__version__\n except Exception:\n  facts[mod] = "missing"',
-      'import json; print(json.dumps(facts))',
-    ].join('\n');
-    try {
-      const r = await runProcess(this.python, ['-c', script], { timeoutS: 60 });
-      const facts = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
-      return { host: this.name, reachable: true, facts };
-    } catch (e) {
-      return { host: this.name, reachable: false, facts: {}, error: (e as Error).message };
-    }
+    return checkWithHarness(this.name, (args) => runProcess(this.python, args, {
+      env: { ...process.env, PYTHONPATH: prependPath(harnessDir(), process.env.PYTHONPATH) }, timeoutS: 120 }));
   }
 
   async dispose(): Promise<void> {}
-}
-
-/** One lock per GPU, one for the CPU: shared by every KernelEvolve process on this machine. */
-async function deviceLockFile(device: string | undefined): Promise<string> {
-  const dir = path.join(os.tmpdir(), 'kernelevolve-locks');
-  await fs.mkdir(dir, { recursive: true });
-  return path.join(dir, device === undefined ? 'cpu.lock' : `gpu${device}.lock`);
 }
 
 function prependPath(dir: string, existing: string | undefined): string {
   return existing ? `${dir}${path.delimiter}${existing}` : dir;
 }
 
-/** Runs a process in its own process group; abort or timeout kills the whole group. */
+/** A job's runner gets this long past the job's own limit to answer before it is killed. */
+const RUNNER_GRACE_S = 60;
+/** After SIGTERM, the runner has this long to stop its job's tree and answer. */
+const STOP_GRACE_MS = 5000;
+
+/**
+ * Runs a process in its own process group. Abort sends SIGTERM (the harness's job runner then stops its job's
+ * whole tree and answers), then SIGKILL to the group if it is still there; the timeout kills the group.
+ */
 export function runProcess(
   cmd: string,
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; cwd?: string; signal?: AbortSignal; timeoutS?: number } = {},
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; signal?: AbortSignal; timeoutS?: number; input?: string } = {},
 ): Promise<HarnessProcessResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: opts.env, cwd: opts.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { env: opts.env, cwd: opts.cwd, detached: true,
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    if (opts.input !== undefined && child.stdin) {
+      child.stdin.on('error', () => undefined); // a child that exits without reading says why on stderr
+      child.stdin.end(opts.input);
+    }
     const killGroup = () => {
       try {
         if (child.pid) process.kill(-child.pid, 'SIGKILL');
@@ -147,19 +107,49 @@ export function runProcess(
         // already gone
       }
     };
-    const onAbort = () => killGroup();
+    let stopTimer: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      try {
+        if (child.pid) process.kill(child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      stopTimer = setTimeout(killGroup, STOP_GRACE_MS);
+    };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     const timer = opts.timeoutS ? setTimeout(killGroup, opts.timeoutS * 1000) : undefined;
-    child.on('error', (err) => {
+    const done = () => {
       clearTimeout(timer);
+      clearTimeout(stopTimer);
       opts.signal?.removeEventListener('abort', onAbort);
+    };
+    child.on('error', (err) => {
+      done();
       reject(new Error(`Cannot start ${cmd}: ${err.message}. Install it or set the host's "python" setting.`));
     });
     child.on('close', (code, sig) => {
-      clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
+      done();
       if (opts.signal?.aborted) reject(opts.signal.reason ?? new Error('aborted'));
       else resolve({ code, signal: sig, stdout, stderr });
     });
   });
+}
+
+/** The harness's `check-host` facts, run by `exec` wherever the host runs candidates. */
+export async function checkWithHarness(host: string, exec: (args: string[]) => Promise<HarnessProcessResult>,
+  known: Record<string, string> = {}): Promise<HostCheck> {
+  try {
+    const r = await exec(['-m', 'kernelevolve_harness', 'check-host']);
+    const last = r.stdout.trim().split('\n').pop() ?? '';
+    try {
+      const facts = JSON.parse(last) as Record<string, string>;
+      return { host, reachable: true, facts: { ...known, ...facts } };
+    } catch {
+      const said = (r.stderr || r.stdout).trim().split('\n').pop() ?? `exit ${r.code ?? r.signal}`;
+      return { host, reachable: true, facts: { ...known, python: 'missing' },
+        error: `The harness's check failed on ${host}: ${said}. Install Python 3.9+ there, or set "python" for this host.` };
+    }
+  } catch (e) {
+    return { host, reachable: false, facts: known, error: (e as Error).message };
+  }
 }

@@ -3,10 +3,11 @@
 // each candidate into a queue folder on the shared filesystem, starts worker jobs on demand (at most
 // maxJobs), polls for verdicts, requeues what a vanished worker held, and scancels every job at the end.
 import { randomBytes } from 'node:crypto';
-import type { Verdict } from '../contract/verdict';
+import { verdictFromAnswer } from './harnessJob';
 import { harnessDir } from './harnessLocation';
 import type { HostCheck } from '../contract/hardware';
-import type { EvaluationJob, Placement } from '../contract/job';
+import type { EvaluationJob, Placement, PoolVerdict } from '../contract/job';
+import { SpecError } from '../contract/spec';
 import type { Host, HostLogListener } from './host';
 import { HostUnavailableError } from './host';
 import type { SlurmHostConfig } from './hostConfig';
@@ -39,7 +40,7 @@ interface Outstanding {
   name: string;
   readyAt: number;
   startedOn?: string;
-  resolve: (v: Verdict & { placement?: Placement }) => void;
+  resolve: (v: PoolVerdict) => void;
   reject: (e: Error) => void;
 }
 
@@ -180,7 +181,7 @@ export class SlurmHost implements Host {
     return staged;
   }
 
-  async evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<Verdict & { placement?: Placement }> {
+  async evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<PoolVerdict> {
     if (this.disposed) throw new HostUnavailableError(this.name, `The Slurm host ${this.name} was shut down.`);
     const readyAt = Date.now();
     let p: Prepared;
@@ -194,7 +195,7 @@ export class SlurmHost implements Host {
     }
     signal?.throwIfAborted();
     const name = `${String(++this.seq).padStart(6, '0')}-${job.id.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 60)}`;
-    const result = new Promise<Verdict & { placement?: Placement }>((resolve, reject) => {
+    const result = new Promise<PoolVerdict>((resolve, reject) => {
       this.outstanding.set(name, { job, name, readyAt, resolve, reject });
     });
     try {
@@ -285,19 +286,19 @@ export class SlurmHost implements Host {
     const job = this.poolNow?.get(r.job_id);
     if (job) job.heartbeatSeen = true;
     const placement: Placement = { host: this.name, jobId: r.job_id || r.worker, node: r.node, device: r.device || undefined };
-    if (r.error || !r.verdict) {
-      o.reject(new Error(`Slurm job ${placement.jobId} on ${r.node}: ${r.error ?? 'no verdict'}`));
+    let verdict: PoolVerdict;
+    try {
+      verdict = verdictFromAnswer(r.envelope, this.name, placement);
+    } catch (e) {
+      o.reject(e instanceof SpecError ? e : new Error(`Slurm job ${placement.jobId} on ${r.node}: ${(e as Error).message}`));
       return;
     }
-    const verdict = r.verdict as unknown as Verdict;
     o.resolve({
       ...verdict,
-      host: this.name,
       wall_ms: Date.now() - o.readyAt,
       // Time between the candidate being ready and a worker starting it, on the host's clock.
       queue_wait_ms: Math.max(0, Math.round(r.started_at * 1000 - o.readyAt)),
       attempts: r.attempts,
-      placement,
     });
   }
 

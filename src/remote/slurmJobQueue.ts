@@ -29,8 +29,8 @@ export interface JobResult {
   started_at: number;
   finished_at: number;
   attempts: number;
-  verdict?: Record<string, unknown>;
-  error?: string;
+  /** The job runner's envelope, unchecked here: the host parses it (src/contract/verdictEnvelope.ts). */
+  envelope?: unknown;
 }
 
 export interface WorkerBeat {

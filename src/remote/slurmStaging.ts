@@ -9,7 +9,7 @@ export type FileSet = Map<string, Buffer>;
 
 // Unpacks {relative path: base64} from stdin into a temp folder, then renames it into place; a folder that
 // is already there (another run staged the same content) wins.
-const UNPACK = `
+export const UNPACK = `
 import base64, json, os, shutil, sys
 dest = sys.argv[1]
 if os.path.exists(os.path.join(dest, ".complete")):
@@ -39,7 +39,7 @@ export async function stageFiles(shell: LoginShell, python: string, dest: string
   }
 }
 
-/** The harness package (with the SSH host's agent file, harmless here) as a content-named file set. */
+/** The harness package as a content-named file set. */
 export async function harnessFiles(harnessRoot: string): Promise<FileBundle> {
   return harnessBundle(harnessRoot);
 }

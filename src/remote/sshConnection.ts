@@ -73,6 +73,14 @@ export interface ExecResult {
   stderr: string;
 }
 
+/** The server refuses the SFTP subsystem (sshd without a `Subsystem sftp` line, as Remote-SSH needs none). */
+export class SftpUnavailableError extends HostUnavailableError {
+  constructor(host: string, message: string) {
+    super(host, message);
+    this.name = 'SftpUnavailableError';
+  }
+}
+
 export class SshConnection extends EventEmitter {
   private client?: Client;
   private hops: Client[] = [];
@@ -318,7 +326,7 @@ export class SshConnection extends EventEmitter {
     const client = await this.connect();
     this.sftpSession ??= new Promise<SFTPWrapper>((resolve, reject) => {
       client.sftp((err, sftp) => {
-        if (err) reject(new HostUnavailableError(this.options.name, `${this.options.name} has no SFTP subsystem (${err.message}); enable "Subsystem sftp" in its sshd_config.`));
+        if (err) reject(new SftpUnavailableError(this.options.name, `${this.options.name} has no SFTP subsystem (${err.message}).`));
         else resolve(sftp);
       });
     });

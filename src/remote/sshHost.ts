@@ -1,19 +1,20 @@
 // The `ssh` host: evaluates candidates on another machine over one reused SSH connection. The harness is
-// uploaded once per version; each job gets its own folder and runs under the host agent (remoteAgent.ts).
+// uploaded once per version; each job goes to the harness's host agent (kernelevolve_harness/host_agent.py), which
+// runs it through the job runner in a folder of its own. This file only moves bytes.
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { loadSpec } from '../engine/spec';
-import type { Verdict } from '../contract/verdict';
 import { harnessDir } from './harnessLocation';
 import type { HostCheck } from '../contract/hardware';
-import type { EvaluationJob, Placement } from '../contract/job';
+import type { EvaluationJob, PoolVerdict } from '../contract/job';
 import type { Host, HostLogListener } from './host';
 import { HostUnavailableError } from './host';
 import type { SshHostConfig } from './hostConfig';
 import { expandHome } from './hostConfig';
-import { verdictFromHarnessOutput } from './localHost';
-import { AGENT_FILE, AgentSession } from './remoteAgent';
+import { runnerJob, verdictFromAnswer } from './harnessJob';
+import { checkWithHarness } from './localHost';
+import { AGENT_MODULE, AgentSession } from './remoteAgent';
+import { describeSpec } from './specDescription';
 import { uploadBundle } from './sftpUpload';
 import type { FileBundle } from './fileBundle';
 import { harnessBundle, specBundle } from './fileBundle';
@@ -35,19 +36,6 @@ export interface SshHostOptions {
   backoffMs?: number;
   keepaliveIntervalMs?: number;
 }
-
-/** Facts gathered by `check`, in the same shape as LocalHost's. */
-const CHECK_SCRIPT = [
-  'import json, os, platform, shutil, subprocess, sys',
-  'facts = {"python": platform.python_version(), "host": platform.node(), "cpus": str(os.cpu_count())}',
-  'try:\n import numpy; facts["numpy"] = numpy.__version__\nexcept Exception: facts["numpy"] = "missing"',
-  // nvcc names its version on the "release" line, g++ on the first
-  'for cc in ("g++", "nvcc"):\n p = shutil.which(cc)\n out = subprocess.run([p, "--version"], capture_output=True, text=True).stdout.splitlines() if p else []\n rel = [l for l in out if "release" in l]\n facts[cc] = (rel or out or ["missing"])[0].strip()',
-  'g = shutil.which("nvidia-smi")',
-  'facts["gpu"] = subprocess.run([g, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip().replace("\\n", ", ") if g else "none"',
-  'for mod in ("torch", "triton"):\n try:\n  facts[mod] = __import__(mod).__version__\n except Exception:\n  facts[mod] = "missing"',
-  'print(json.dumps(facts))',
-].join('\n');
 
 function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
@@ -77,11 +65,15 @@ interface Session {
   /** Absolute workdir on the host. */
   workdir: string;
   harnessDir: string;
-  supportsLock: boolean;
   specs: Set<string>;
 }
 
+/** The agent's file in the uploaded harness: its presence says the upload completed. */
+const AGENT_PATH = 'kernelevolve_harness/host_agent.py';
+
 export class SshHost implements Host {
+  /** The harness's job runner applies each job's timeout from its start on the host. */
+  readonly enforcesTimeout = true;
   readonly name: string;
   readonly slots: number;
   readonly hardware?: string;
@@ -143,8 +135,8 @@ export class SshHost implements Host {
     const harnessName = `harness-${bundle.hash}`;
     const w = remotePath(workdirSpec);
     const prep = await conn.run(
-      `mkdir -p ${w}/locks ${w}/jobs ${w}/specs && cd ${w} && { pwd; ` +
-      `if [ -f ${harnessName}/${AGENT_FILE} ]; then echo present; else echo missing; fi; ` +
+      `mkdir -p ${w}/jobs ${w}/specs && cd ${w} && { pwd; ` +
+      `if [ -f ${harnessName}/${AGENT_PATH} ]; then echo present; else echo missing; fi; ` +
       // leftovers of uploads and jobs cut off by a dropped connection long ago
       `find . -maxdepth 2 \\( -name '*.partial-*' -o -path './jobs/*' \\) -mmin +1440 -prune -exec rm -rf {} + 2>/dev/null; true; }`);
     if (prep.code !== 0) {
@@ -152,11 +144,11 @@ export class SshHost implements Host {
     }
     const [workdir, state] = prep.stdout.trim().split('\n');
     if (state !== 'present') {
-      await uploadBundle(conn, bundle, `${workdir}/${harnessName}`);
+      await uploadBundle(conn, bundle, `${workdir}/${harnessName}`, this.python);
       this.log('info', `${this.name}: uploaded the harness (version ${bundle.hash}) to ${workdir}.`);
     }
     const agentDir = `${workdir}/${harnessName}`;
-    const channel = await conn.exec(`cd ${shellQuote(workdir)} && exec ${this.python} -u ${shellQuote(`${agentDir}/${AGENT_FILE}`)}`);
+    const channel = await conn.exec(`cd ${shellQuote(workdir)} && PYTHONPATH=${shellQuote(agentDir)} && export PYTHONPATH && exec ${this.python} -u -m ${AGENT_MODULE}`);
     const agent = new AgentSession(channel, () => new HostUnavailableError(this.name,
       `The connection to ${this.name} dropped (or its agent stopped); the job will be tried again.`));
     let ready: { python: string; version: string };
@@ -174,7 +166,7 @@ export class SshHost implements Host {
     }
     const t = conn.options.target;
     this.log('info', `${this.name}: connected to ${t.user}@${t.hostName}:${t.port}${t.jumps.length ? ` via ${t.jumps.map((j) => j.hostName).join(', ')}` : ''}, Python ${ready.version}, workdir ${workdir}.`);
-    return { agent, workdir, harnessDir: agentDir, supportsLock: bundle.supportsLock, specs: new Set() };
+    return { agent, workdir, harnessDir: agentDir, specs: new Set() };
   }
 
   onLog(listener: HostLogListener): () => void {
@@ -230,13 +222,13 @@ export class SshHost implements Host {
     if (!session.specs.has(bundle.hash)) {
       const conn = await this.connection;
       const r = await conn.run(`test -d ${shellQuote(dir)} && echo present || echo missing`);
-      if (r.stdout.trim() !== 'present') await uploadBundle(conn, bundle, dir);
+      if (r.stdout.trim() !== 'present') await uploadBundle(conn, bundle, dir, this.python);
       session.specs.add(bundle.hash);
     }
     return dir;
   }
 
-  async evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<Verdict & { placement?: Placement }> {
+  async evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<PoolVerdict> {
     signal?.throwIfAborted();
     await this.acquireSlot();
     const device = this.takeDevice();
@@ -248,62 +240,50 @@ export class SshHost implements Host {
     }
   }
 
-  private async evaluateInSlot(job: EvaluationJob, device: number | undefined, signal?: AbortSignal): Promise<Verdict & { placement?: Placement }> {
+  private async evaluateInSlot(job: EvaluationJob, device: number | undefined, signal?: AbortSignal): Promise<PoolVerdict> {
     const started = Date.now();
     const session = await this.getSession();
     signal?.throwIfAborted();
-    const spec = await loadSpec(job.specPath);
+    const spec = await describeSpec(job.specPath);
     const bundle = await specBundle(spec.specPath, spec.sourcePath);
     const specDir = await this.ensureSpec(session, bundle);
     const jobDir = `jobs/${job.id.replace(/[^A-Za-z0-9_.-]/g, '_')}-${randomBytes(4).toString('hex')}`;
-    const files: Record<string, string> = { [job.candidateFileName]: job.candidateSource };
-    let baseline = `${specDir}/${bundle.sourceRel}`;
-    if (path.resolve(job.baselinePath) !== spec.sourcePath) {
-      const name = `baseline${path.extname(job.baselinePath)}`;
-      files[name] = await fs.readFile(job.baselinePath, 'utf8');
-      baseline = `${session.workdir}/${jobDir}/${name}`;
-    }
-    const argv = ['{python}', '-m', 'kernelevolve_harness', 'evaluate', '--spec', `${specDir}/${bundle.specRel}`,
-      '--candidate', `${session.workdir}/${jobDir}/${job.candidateFileName}`, '--baseline', baseline, '--json'];
-    if (job.profile) argv.push('--profile');
-    if (session.supportsLock) argv.push('--lock', `${session.workdir}/locks/${device === undefined ? 'host' : `device-${device}`}.lock`);
-    const env: Record<string, string> = { PYTHONPATH: session.harnessDir };
-    if (device !== undefined) env.CUDA_VISIBLE_DEVICES = String(device);
-
-    const id = `${jobDir}`;
+    const overridden = path.resolve(job.baselinePath) !== spec.sourcePath;
+    const request = runnerJob(job, {
+      spec: `${specDir}/${bundle.specRel}`,
+      baseline: `${specDir}/${bundle.sourceRel}`,
+      baselineSource: overridden ? { name: `baseline${path.extname(job.baselinePath)}`, text: await fs.readFile(job.baselinePath, 'utf8') } : undefined,
+      device: device === undefined ? undefined : String(device),
+    });
+    const id = jobDir;
     const onAbort = () => session.agent.kill(id);
     signal?.addEventListener('abort', onAbort, { once: true });
-    let exit;
+    let envelope: unknown;
     try {
-      exit = await session.agent.run({ id, dir: jobDir, files, argv, env, timeoutS: job.timeoutS });
+      envelope = await session.agent.run({ id, dir: jobDir, job: request });
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
     if (signal?.aborted) throw signal.reason ?? new Error('aborted');
-    const placement: Placement = { host: this.name, device: device === undefined ? undefined : String(device) };
-    const extra = { host: this.name, wall_ms: Date.now() - started, harness_ms: exit.elapsedMs, placement };
-    if (exit.timedOut) {
-      return { status: 'timeout', reason: `The evaluation ran past ${job.timeoutS} s on ${this.name} and was stopped (its whole process group was killed).`,
-        log: exit.stderr.slice(-4000), ...extra };
-    }
-    const verdict = verdictFromHarnessOutput({ code: exit.code, signal: null, stdout: exit.stdout, stderr: exit.stderr });
-    return { ...verdict, ...extra };
+    const verdict = verdictFromAnswer(envelope, this.name);
+    return { ...verdict, wall_ms: Date.now() - started };
   }
 
+  /** The harness's own check (`check-host`), run on the host with the uploaded harness, as jobs run there. */
   async check(): Promise<HostCheck> {
+    let where = '';
     try {
       const conn = await this.connection;
-      const r = await conn.run(`${this.python} -c ${shellQuote(CHECK_SCRIPT)}`);
       const t = conn.options.target;
-      const where = `${t.user}@${t.hostName}:${t.port}${t.jumps.length ? ` via ${t.jumps.map((j) => j.hostName).join(',')}` : ''}`;
-      if (r.code !== 0) {
-        return { host: this.name, reachable: true, facts: { ssh: where, python: 'missing' },
-          error: `\`${this.python}\` failed on ${this.name}: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`}. Install Python 3.9+ or set "python" for this host.` };
-      }
-      const facts = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
-      return { host: this.name, reachable: true, facts: { ssh: where, ...facts } };
+      where = `${t.user}@${t.hostName}:${t.port}${t.jumps.length ? ` via ${t.jumps.map((j) => j.hostName).join(',')}` : ''}`;
+      const session = await this.getSession();
+      return await checkWithHarness(this.name, async (args) => {
+        const r = await conn.run(`cd ${shellQuote(session.workdir)} && PYTHONPATH=${shellQuote(session.harnessDir)} ${this.python} ${args.map(shellQuote).join(' ')}`);
+        return { code: r.code, signal: null, stdout: r.stdout, stderr: r.stderr };
+      }, { ssh: where });
     } catch (e) {
-      return { host: this.name, reachable: false, facts: {}, error: (e as Error).message };
+      if (e instanceof HostSetupError) return { host: this.name, reachable: true, facts: { ssh: where, python: 'missing' }, error: e.message };
+      return { host: this.name, reachable: false, facts: where ? { ssh: where } : {}, error: (e as Error).message };
     }
   }
 

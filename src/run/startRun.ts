@@ -10,10 +10,11 @@ import { candidateId } from '../engine/candidateStore';
 import { EvolutionRun, type EvolutionOptions } from '../engine/evolutionRun';
 import { RunStore, type LoadedRun } from '../engine/runStore';
 import { createPolicy } from '../engine/selection';
-import { loadSpec, type KernelSpec } from '../engine/spec';
+import type { KernelSpec } from '../engine/spec';
 import { createHosts, loadConfig, NO_HOSTS, type HostOptions, type KernelEvolveConfig } from '../remote/hostConfig';
 import { HostPool } from '../remote/hostPool';
 import '../remote/hosts';
+import { describeSpec, kernelSpecOf } from '../remote/specDescription';
 import { createOperators } from './operatorRegistry';
 import { pipelineDepth, resolveRunSettings, type RunSettings } from './runSettings';
 
@@ -71,7 +72,8 @@ export async function startRun(req: RunRequest): Promise<StartedRun> {
   const settings = resolveRunSettings(req.settings, (stored?.record.options ?? {}) as Partial<RunSettings>);
   const specPath = stored?.record.spec.specPath ?? req.specPath;
   if (!specPath) throw new Error('startRun needs a spec path or a stored run to resume.');
-  const spec = await loadSpec(specPath);
+  // The harness reads the spec (describe-spec): a spec it would refuse is refused here, before anything runs.
+  const spec = kernelSpecOf(await describeSpec(specPath));
   const baselineSource = await baselineSourceOf(spec, stored?.candidates);
   const config = { ...(req.config ?? await loadConfig(settings.config)) };
   if (settings.model) config.llm = { ...config.llm, model: settings.model };

@@ -5,7 +5,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/remote/knownHosts';
-import { AGENT_FILE, AGENT_SOURCE, AgentSession } from '../../src/remote/remoteAgent';
+import { harnessBundle } from '../../src/remote/fileBundle';
+import { harnessDir } from '../../src/remote/harnessLocation';
+import { AGENT_MODULE, AgentSession } from '../../src/remote/remoteAgent';
+import { uploadBundle } from '../../src/remote/sftpUpload';
 import { resolveSshTarget } from '../../src/remote/sshConfigFile';
 import { HostKeyError, SshAuthError, SshConnection } from '../../src/remote/sshConnection';
 import type { SshConnectionOptions } from '../../src/remote/sshConnection';
@@ -252,53 +255,69 @@ describe('reconnection', () => {
   });
 });
 
+/** Processes whose working folder or command line lies under `dir` (the agent's jobs and what they started). */
+function processesUnder(dir: string): string[] {
+  return fs.readdirSync('/proc').filter((p) => {
+    if (!/^\d+$/.test(p) || Number(p) === process.pid) return false;
+    try {
+      return fs.readlinkSync(`/proc/${p}/cwd`).startsWith(dir) || fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(dir);
+    } catch {
+      return false;
+    }
+  });
+}
+
 describe('host agent', () => {
-  it('kills the whole process group of a job on timeout, on request, and when its connection closes', async () => {
+  it('stops a job with its whole process tree on timeout, on request, and when its connection closes', async () => {
     const conn = await connectionTo('agent', hostBlock('agent', sshd.knownHosts));
     const work = `${sshd.dir}/agent-work`;
-    await conn.run(`mkdir -p ${work} && cat > ${work}/${AGENT_FILE}`, AGENT_SOURCE);
+    const jobs = `${work}/jobs`;
+    await conn.run(`mkdir -p ${jobs}`);
+    await uploadBundle(conn, await harnessBundle(harnessDir()), `${work}/harness`);
     const start = async () => {
-      const agent = new AgentSession(await conn.exec(`cd ${work} && exec python3 -u ${AGENT_FILE}`), () => new Error('agent closed'));
+      const agent = new AgentSession(await conn.exec(`cd ${work} && PYTHONPATH=${work}/harness && export PYTHONPATH && exec python3 -u -m ${AGENT_MODULE}`), () => new Error('agent closed'));
       await agent.ready;
       return agent;
     };
-    // A job that leaves a grandchild behind, as a candidate spawning a process would.
-    const hang = (marker: string) => ['/bin/sh', '-c', `sleep 3${marker} & sleep 3${marker}; wait`];
+    const fixtures = path.join(__dirname, 'sshFixtures');
+    // A candidate that never returns from its first call: the judge, its compiler and its worker are all running.
+    const hang = (timeoutS?: number) => ({ spec: path.join(fixtures, 'spec.py'), candidate_name: 'hang.cpp',
+      candidate_source: fs.readFileSync(path.join(fixtures, 'hang.cpp'), 'utf8'), ...(timeoutS ? { timeout_s: timeoutS } : {}) });
     try {
       const agent = await start();
-      const timedOut = await agent.run({ id: 'a', dir: 'jobs/a', files: { 'cand.cpp': 'int x;' }, argv: hang('01'), timeoutS: 1 });
-      expect(timedOut.timedOut).toBe(true);
-      expect(pgrep('^sleep 301')).toEqual([]); // killed before the agent answered
-      expect(fs.existsSync(`${work}/jobs/a`)).toBe(false);
+      const timedOut = await agent.run({ id: 'a', dir: 'jobs/a', job: hang(4) }) as { outcome: string; verdict: { status: string } };
+      expect(timedOut.outcome).toBe('verdict');
+      expect(timedOut.verdict.status).toBe('timeout');
+      expect(processesUnder(jobs)).toEqual([]); // stopped before the agent answered
+      await until(() => !fs.existsSync(`${jobs}/a`));
+      expect(fs.existsSync(`${jobs}/a`)).toBe(false);
 
-      let pgid = 0;
-      const killed = agent.run({ id: 'b', dir: 'jobs/b', files: {}, argv: hang('02') }, (p) => (pgid = p));
-      await until(() => pgid > 0 && pgrep('^sleep 302').length === 2);
-      expect(pgid).toBeGreaterThan(0);
-      expect(pgrep('^sleep 302').length).toBe(2);
+      let started = false;
+      const killed = agent.run({ id: 'b', dir: 'jobs/b', job: hang() }, () => (started = true));
+      await until(() => started && processesUnder(`${jobs}/b`).length >= 2, 60_000);
+      expect(processesUnder(`${jobs}/b`).length).toBeGreaterThanOrEqual(2);
       agent.kill('b');
-      const r = await killed;
-      expect(r.code).toBe(-9);
-      expect(pgrep('^sleep 302')).toEqual([]);
+      expect(await killed).toMatchObject({ outcome: 'cancelled' });
+      expect(processesUnder(jobs)).toEqual([]);
 
       // A kill sent right behind its job, before the job's process exists, still takes.
-      const early = agent.run({ id: 'd', dir: 'jobs/d', files: {}, argv: hang('04') });
+      const early = agent.run({ id: 'd', dir: 'jobs/d', job: hang() });
       agent.kill('d');
-      expect((await early).code).toBe(-9);
-      expect(pgrep('^sleep 304')).toEqual([]);
+      expect(await early).toMatchObject({ outcome: 'cancelled' });
+      expect(processesUnder(jobs)).toEqual([]);
 
-      const orphaned = agent.run({ id: 'c', dir: 'jobs/c', files: {}, argv: hang('03') });
-      await until(() => pgrep('^sleep 303').length === 2);
-      expect(pgrep('^sleep 303').length).toBe(2);
+      const orphaned = agent.run({ id: 'c', dir: 'jobs/c', job: hang() });
+      await until(() => processesUnder(`${jobs}/c`).length >= 2, 60_000);
+      expect(processesUnder(`${jobs}/c`).length).toBeGreaterThanOrEqual(2);
       agent.close();
       await orphaned.catch(() => undefined);
-      await until(() => pgrep('^sleep 303').length === 0 && !fs.existsSync(`${work}/jobs/c`));
-      expect(pgrep('^sleep 303')).toEqual([]);
-      expect(fs.existsSync(`${work}/jobs/c`)).toBe(false);
+      await until(() => processesUnder(jobs).length === 0 && !fs.existsSync(`${jobs}/c`), 20_000);
+      expect(processesUnder(jobs)).toEqual([]);
+      expect(fs.existsSync(`${jobs}/c`)).toBe(false);
     } finally {
       await conn.close();
     }
-  });
+  }, 180_000);
 });
 
 it('fingerprints match ssh-keygen', () => {

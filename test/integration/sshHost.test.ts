@@ -56,7 +56,7 @@ function processesUnder(dir: string): string[] {
   }
   return found;
 }
-const AGENT_MARK = 'kernelevolve_agent.py';
+const AGENT_MARK = 'kernelevolve_harness.host_agent';
 
 async function waitUntilNone(dir: string, ms = 5000): Promise<string[]> {
   const end = Date.now() + ms;
@@ -122,7 +122,7 @@ describe('ssh host', () => {
     }
   });
 
-  it('maps devices to CUDA_VISIBLE_DEVICES and passes a per-device lock', async () => {
+  it('maps devices to CUDA_VISIBLE_DEVICES and times under the machine-wide lock of each device', async () => {
     const remote = sshHost({ devices: [3, 5], slots: 2 });
     try {
       const spec = path.join(fixtures, 'devices_spec.py');
@@ -134,7 +134,9 @@ describe('ssh host', () => {
       expect(logs).toHaveLength(1);
       expect([...new Set(fs.readFileSync(logs[0], 'utf8').trim().split('\n'))].sort()).toEqual(['3', '5']);
       expect((a.timing as { lock?: boolean } | undefined)?.lock).toBe(true);
-      expect(fs.readdirSync(path.join(workdir, 'locks')).sort()).toEqual(expect.arrayContaining(['device-3.lock', 'device-5.lock']));
+      // One lock file per device per machine, named by the harness's job runner whatever the transport.
+      expect([a.placement?.lock, b.placement?.lock].sort()).toEqual(['/tmp/kernelevolve-locks/gpu-3.lock', '/tmp/kernelevolve-locks/gpu-5.lock']);
+      expect(fs.existsSync('/tmp/kernelevolve-locks/gpu-3.lock') && fs.existsSync('/tmp/kernelevolve-locks/gpu-5.lock')).toBe(true);
     } finally {
       await remote.dispose();
     }

@@ -14,6 +14,8 @@ export interface SshdOptions {
   /** Passphrase for the generated user key (empty: unencrypted). */
   userKeyPassphrase?: string;
   userKeyType?: KeyType;
+  /** Offer the SFTP subsystem (default true); false configures sshd without a `Subsystem sftp` line. */
+  sftp?: boolean;
 }
 
 export interface Sshd {
@@ -164,7 +166,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
     'StrictModes no',
     `PidFile ${pidFile}`,
     'AllowTcpForwarding yes',
-    'Subsystem sftp internal-sftp',
+    ...(opts.sftp === false ? [] : ['Subsystem sftp internal-sftp']),
     'MaxSessions 20',
     'LogLevel VERBOSE',
     `SetEnv PATH=${pathEnv}`,

@@ -4,7 +4,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { harnessBundle, specBundle } from '../../src/remote/fileBundle';
-import { AGENT_FILE } from '../../src/remote/remoteAgent';
 
 let dir: string;
 beforeEach(() => {
@@ -55,16 +54,15 @@ describe('spec bundle', () => {
 });
 
 describe('harness bundle', () => {
-  it('holds the package (no caches) and the host agent, and notices --lock support', async () => {
+  it('holds the package (no caches), the host agent among its modules, and changes hash with any file', async () => {
     write('harness/kernelevolve_harness/__main__.py', 'parser.add_argument("--lock")\n');
+    write('harness/kernelevolve_harness/host_agent.py', 'agent = 1\n');
     write('harness/kernelevolve_harness/backends/cpp.py', 'x = 1\n');
     write('harness/kernelevolve_harness/__pycache__/x.cpython-311.pyc', 'junk');
     const b = await harnessBundle(path.join(dir, 'harness'));
-    expect([...b.files.keys()].sort()).toEqual([AGENT_FILE, 'kernelevolve_harness/__main__.py', 'kernelevolve_harness/backends/cpp.py']);
-    expect(b.supportsLock).toBe(true);
+    expect([...b.files.keys()].sort()).toEqual(['kernelevolve_harness/__main__.py', 'kernelevolve_harness/backends/cpp.py', 'kernelevolve_harness/host_agent.py']);
     write('harness/kernelevolve_harness/__main__.py', 'parser.add_argument("--json")\n');
     const older = await harnessBundle(path.join(dir, 'harness'));
-    expect(older.supportsLock).toBe(false);
     expect(older.hash).not.toBe(b.hash);
   });
 });
