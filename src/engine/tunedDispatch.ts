@@ -73,16 +73,24 @@ export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchE
   if (!changed.length) return { error: 'the entries change no knob' };
   const byShape = entries.some((e) => e.shape);
   const byDevice = entries.some((e) => e.capability);
-  // knobs grouped by the launcher their places are in
+  // each knob's places grouped by the launcher they are in (a literal shared by a forward and a backward
+  // launcher has a place in each); a place outside any function keeps its text
   const groups = new Map<string, { fn: FunctionSpan; knobs: Knob[] }>();
   for (const k of changed) {
-    const fn = functions.filter((f) => k.spans.every(([s]) => s > f.start && s <= f.end)).sort((a, b) => b.start - a.start)[0];
-    if (!fn) return { error: `${k.name} is not set inside a launcher function, so it cannot be chosen per ${byShape ? 'shape' : 'device'}` };
-    const g = groups.get(fn.name) ?? { fn, knobs: [] };
-    g.knobs.push(k);
-    groups.set(fn.name, g);
+    const byFn = new Map<FunctionSpan, Array<[number, number]>>();
+    for (const span of k.spans) {
+      const fn = functions.filter((f) => span[0] > f.start && span[0] <= f.end).sort((a, b) => b.start - a.start)[0];
+      if (fn) byFn.set(fn, [...(byFn.get(fn) ?? []), span]);
+    }
+    if (!byFn.size) return { error: `${k.name} is not set inside a launcher function, so it cannot be chosen per ${byShape ? 'shape' : 'device'}` };
+    for (const [fn, spans] of byFn) {
+      const g = groups.get(fn.name) ?? { fn, knobs: [] };
+      g.knobs.push({ ...k, spans });
+      groups.set(fn.name, g);
+    }
   }
   const tables: DispatchTable[] = [];
+  const unkeyed: string[] = [];
   const edits: Array<{ start: number; end: number; text: string }> = [];
   for (const [launcher, { fn, knobs }] of groups) {
     const first = Math.min(...knobs.flatMap((k) => k.spans.map(([s]) => s)));
@@ -92,7 +100,8 @@ export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchE
       const variables = shapeVariables(masked, fn, first);
       keyNames = variables.filter((v) => entries.every((e) => !e.shape || shapeKeyFor(v, e.shape) !== undefined));
       if (!keyNames.length) {
-        return { error: `${launcher}() has no shape variable that matches the spec's shapes (${Object.keys(entries.find((e) => e.shape)!.shape!).join(', ')}); found ${variables.join(', ') || 'none'}` };
+        unkeyed.push(`${launcher}() has no shape variable that matches the spec's shapes (${Object.keys(entries.find((e) => e.shape)!.shape!).join(', ')}); found ${variables.join(', ') || 'none'}`);
+        continue;
       }
       keys = entries.map((e) => (e.shape ? keyNames.map((v) => Number(e.shape![shapeKeyFor(v, e.shape!)!])) : undefined));
     }
@@ -122,7 +131,7 @@ export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchE
       }
     }
   }
-  if (!tables.length) return { error: 'no entry changes a knob' };
+  if (!tables.length) return { error: unkeyed.length ? unkeyed.join('; ') : 'no entry changes a knob' };
   let out = baseline;
   for (const e of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
   // the tables go above the first top-level definition (after the imports)

@@ -93,6 +93,39 @@ for m, n, k in [(1024, 1024, 1024), (1000, 1537, 513), (512, 512, 512)]:
       [64, 128, 64, 4, 3, [16, 8]], [128, 64, 32, 8, 4, [8, 25]], [32, 32, 32, 2, 1, [16, 16]]]);
   });
 
+  it('a literal shared by two launchers (forward and backward) gets a table in each, keyed on each one\'s variables', () => {
+    const two = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def fwd_kernel(x, n, ROWS: tl.constexpr):
+    r = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+
+
+@triton.jit
+def bwd_kernel(x, n, ROWS: tl.constexpr):
+    r = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+
+
+def forward(x):
+    n_rows, n_cols = x.shape
+    ROWS = 16
+    fwd_kernel[(triton.cdiv(n_rows, ROWS),)](x, n_rows, ROWS=ROWS)
+
+
+def backward(dy):
+    n_rows = dy.shape[0]
+    ROWS = 16
+    bwd_kernel[(triton.cdiv(n_rows, ROWS),)](dy, n_rows, ROWS=ROWS)
+`;
+    const r = writeDispatch(two, detectKnobs(two, 'k.py'), [{ shape: { rows: 4096, cols: 64 }, values: { ROWS: 64 } }]);
+    if ('error' in r) throw new Error(r.error);
+    expect(r.tables.map((x) => [x.launcher, x.keyNames])).toEqual([['forward', ['n_rows', 'n_cols']], ['backward', ['n_rows']]]);
+    const got = launches(r.source, 'candidate.forward(Tensor((4096, 64)))\ncandidate.backward(Tensor((4096, 64)))\ncandidate.forward(Tensor((100, 64)))');
+    expect(got.map((l) => [l.kernel, l.ROWS, l.grid])).toEqual([['fwd_kernel', 64, [64]], ['bwd_kernel', 64, [64]], ['fwd_kernel', 16, [7]]]);
+  });
+
   it('says why when the spec\'s shapes do not match the launcher\'s variables, or a knob lives outside a launcher', () => {
     const r = writeDispatch(src, set, [{ shape: { batch: 8, hidden: 4096 }, values: { num_warps: 8 } }]);
     expect(r).toEqual({ error: expect.stringMatching(/scale_rows\(\) has no shape variable that matches the spec's shapes \(batch, hidden\); found n_rows, n_cols/) });
