@@ -6,14 +6,16 @@
 #  (b) the tuner against an exhaustive grid measured in the same run (scripts/bench-tuner.mjs, the tuner given
 #      20% of the grid's points as its budget): a matmul launched with 16x16x16 tiles, 1 warp, 1 stage (36
 #      points), the softmax example (40 points), a quick GELU launched with 128-element blocks and 1 warp (24).
-# About 6 minutes on one H200 with 16 cores: (a) ~2.5, (b) ~3.5 (each step has its own time limit).
+# About 6 minutes on one H200 with 16 cores: (a) ~2.5, (b) ~3.5; at most ~9.5 (each step has its own time
+# limit: 90 s per pair of public kernels, 110/110/80 s per grid; a grid stopped by its limit says so, and its
+# verdicts are kept in RAWDIR so the same command with the same RAWDIR goes on where it stopped).
 # Needs, carried: dist/ with dist/knobs.cjs (here: npm run build && npx esbuild src/engine/knobs.ts --bundle
 # --platform=node --format=cjs --outfile=dist/knobs.cjs), .node/, .external/ (bash scripts/external-kernels.sh).
 # Usage (by scripts/gpu/round.sh): bash scripts/gpu/parts/i16-tuner.sh RAWDIR
 set -uo pipefail
 RAW=$1
 SLOTS=${SLOTS:-12}
-PUBLIC_BUDGET=${PUBLIC_BUDGET:-8}
+PUBLIC_BUDGET=${PUBLIC_BUDGET:-6}
 mkdir -p "$RAW/public" "$RAW/grid"
 if ! command -v nvidia-smi >/dev/null || ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   echo "i16-tuner: needs a GPU with torch; skipped"; exit 0
@@ -28,7 +30,7 @@ t0=$(date +%s)
 evolve_one() {
   local spec=$1 name
   name=$(basename "$(dirname "$spec")")
-  timeout "${PUBLIC_TIMEOUT:-100}" node bin/kernelevolve.js evolve --spec "$spec" --operators tune --budget "$PUBLIC_BUDGET" \
+  timeout "${PUBLIC_TIMEOUT:-90}" node bin/kernelevolve.js evolve --spec "$spec" --operators tune --budget "$PUBLIC_BUDGET" \
     --config "$RAW/hosts-half.json" --out "$RAW/public/$name" --json > "$RAW/public/$name.json" 2> "$RAW/public/$name.log"
 }
 specs=(scripts/public-kernels/*/spec.py)
@@ -87,11 +89,11 @@ grid() { # name timeout spec axes...
   if [ -s "$RAW/grid/$name.txt" ]; then tail -1 "$RAW/grid/$name.txt"; else echo "| $name | stopped by its time limit or failed: $(tail -c 300 "$RAW/grid/$name.log")"; fi
 }
 echo "| kernel | grid points | grid best (first / re-timed) | tuner best (first / re-timed) | tuner / grid | tuner evaluations | of the grid's | evaluations to 90% of grid |"
-grid matmul_small "${GRID_TIMEOUT:-80}" scripts/gpu/tuner-kernels/matmul_small/spec.py \
+grid matmul_small "${GRID_TIMEOUT:-110}" scripts/gpu/tuner-kernels/matmul_small/spec.py \
   --axis BLOCK_M=64,128,256 --axis BLOCK_N=64,128,256 --axis BLOCK_K=64 --axis num_warps=4,8 --axis num_stages=3,4
-grid softmax "${GRID_TIMEOUT:-80}" examples/triton/softmax/spec.py \
+grid softmax "${GRID_TIMEOUT:-110}" examples/triton/softmax/spec.py \
   --axis row_block=1,2,4,8 --axis num_warps=1,2,4,8,16 --axis num_stages=1,3
-grid quick_gelu "${GRID_TIMEOUT:-60}" scripts/gpu/tuner-kernels/quick_gelu/spec.py \
+grid quick_gelu "${GRID_TIMEOUT:-80}" scripts/gpu/tuner-kernels/quick_gelu/spec.py \
   --axis BLOCK=256,512,1024,2048,4096,8192 --axis num_warps=1,2,4,8
 for f in "$RAW"/grid/*/bench-tuner.json; do
   python3 - "$f" <<'PY'
