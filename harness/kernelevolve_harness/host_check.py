@@ -41,4 +41,16 @@ def facts() -> Dict[str, str]:
             out[module] = str(importlib.import_module(module).__version__)
         except Exception:  # noqa: BLE001 - a broken install is "missing" for judging purposes
             out[module] = "missing"
+    out["warm server"] = warm_servers()
     return out
+
+
+def warm_servers() -> str:
+    """This user's warm-worker servers of this harness version on the machine (warm.py), or "none"."""
+    from .version import content_version
+    from .warm import servers, socket_dir
+    folder = socket_dir()
+    mine = content_version()
+    live = [s for s in (servers(folder) if folder else []) if s.get("alive") and s.get("version") == mine]
+    return ", ".join(f"{s.get('backend')} (pid {s.get('pid')}{', until idle' if s.get('owner') == 0 else ''})"
+                     for s in live) or "none"
