@@ -4,6 +4,7 @@
 // maxJobs), polls for verdicts, requeues what a vanished worker held, and scancels every job at the end.
 import { randomBytes } from 'node:crypto';
 import { verdictFromAnswer } from './harnessJob';
+import { checkWithHarness } from './localHost';
 import { harnessDir } from './harnessLocation';
 import type { HostCheck } from '../contract/hardware';
 import type { EvaluationJob, Placement, PoolVerdict } from '../contract/job';
@@ -122,17 +123,23 @@ export class SlurmHost implements Host {
     return (await this.prepare()).queue.dir;
   }
 
+  /** The workdir on the shared filesystem, with this version of the harness staged in it. */
+  private async stageHarness(): Promise<{ workdir: string; harnessParent: string }> {
+    const r = await this.shell.exec(`mkdir -p ${shPath(this.config.workdir ?? '~/.cache/kernelevolve')} && cd ${shPath(this.config.workdir ?? '~/.cache/kernelevolve')} && pwd -P`);
+    if (r.code !== 0) {
+      throw new HostUnavailableError(this.name, `Cannot create the Slurm host's workdir ${this.config.workdir ?? '~/.cache/kernelevolve'} on ${this.shell.where}: ` +
+        `${r.stderr.trim()}. Set "workdir" to a folder on the shared filesystem that you can write.`);
+    }
+    const workdir = r.stdout.trim().split('\n').pop()!;
+    const bundle = await harnessFiles(harnessDir());
+    const harnessParent = `${workdir}/harness/${bundle.hash}`;
+    await stageFiles(this.shell, this.python, harnessParent, bundle.files);
+    return { workdir, harnessParent };
+  }
+
   private prepare(): Promise<Prepared> {
     this.prepared ??= (async () => {
-      const r = await this.shell.exec(`mkdir -p ${shPath(this.config.workdir ?? '~/.cache/kernelevolve')} && cd ${shPath(this.config.workdir ?? '~/.cache/kernelevolve')} && pwd -P`);
-      if (r.code !== 0) {
-        throw new HostUnavailableError(this.name, `Cannot create the Slurm host's workdir ${this.config.workdir ?? '~/.cache/kernelevolve'} on ${this.shell.where}: ` +
-          `${r.stderr.trim()}. Set "workdir" to a folder on the shared filesystem that you can write.`);
-      }
-      const workdir = r.stdout.trim().split('\n').pop()!;
-      const bundle = await harnessFiles(harnessDir());
-      const harnessParent = `${workdir}/harness/${bundle.hash}`;
-      await stageFiles(this.shell, this.python, harnessParent, bundle.files);
+      const { workdir, harnessParent } = await this.stageHarness();
       const queueDir = `${workdir}/queue/${this.session}`;
       const queue = new SlurmJobQueue(this.shell, queueDir, this.python, harnessParent);
       await queue.ensure();
@@ -391,10 +398,42 @@ export class SlurmHost implements Host {
       if (this.config.gres?.startsWith('gpu') && facts.gpus === 'none') {
         return { host: this.name, reachable: true, facts, error: `"gres" asks for ${this.config.gres}, but partition ${info.partition} lists no GPUs.` };
       }
-      return { host: this.name, reachable: true, facts };
+      return await this.checkOnNode(facts);
     } catch (e) {
       return { host: this.name, reachable: false, facts, error: (e as Error).message };
     }
+  }
+
+  /**
+   * The harness's own check (`check-host`) inside a short job on a compute node, with the worker job's
+   * partition, account, gres and setup: what candidates will find there (python, numpy, compilers, GPU, torch,
+   * Triton), not what the login node has. A cluster that cannot start the job within a minute says so.
+   */
+  private async checkOnNode(facts: Record<string, string>): Promise<HostCheck> {
+    const { harnessParent } = await this.stageHarness();
+    const options = [
+      `--job-name=${this.jobName}-check`, '--ntasks=1', '--time=5', '--immediate=60',
+      this.config.partition && `--partition=${this.config.partition}`,
+      this.config.account && `--account=${this.config.account}`,
+      this.config.gres && `--gres=${this.config.gres}`,
+      ...(this.config.sbatchOptions ?? []),
+    ].filter((o): o is string => !!o);
+    const onNode = [
+      ...(this.config.setup ? [this.config.setup] : []),
+      `PYTHONPATH=${shq(harnessParent)}\${PYTHONPATH:+:$PYTHONPATH}`,
+      'export PYTHONPATH',
+      `exec ${shq(this.python)} -m kernelevolve_harness check-host`,
+    ].join('\n');
+    const node = await checkWithHarness(this.name, async () => {
+      const r = await this.shell.exec(`srun ${options.map(shq).join(' ')} sh -c ${shq(onNode)}`, { timeoutS: 180 });
+      return { code: r.code, signal: null, stdout: r.stdout, stderr: r.stderr };
+    });
+    // Slurm's own view of the partition stands where both name a fact (cpus per node).
+    const merged = { ...node.facts, ...facts };
+    if (node.error) {
+      return { host: this.name, reachable: true, facts: merged, error: `On a compute node (srun): ${node.error}` };
+    }
+    return { host: this.name, reachable: true, facts: merged };
   }
 
   /** Ends the run on the cluster: workers told to stop, every job scancelled, waiting candidates refused. */

@@ -288,6 +288,17 @@ describe('slurm host', () => {
     expect(missing.error).toMatch(/no partition "no-such-partition"/);
   });
 
+  it('runs the harness\'s own check inside a job on a compute node for hosts --check', async () => {
+    const check = await new SlurmHost(config()).check();
+    expect(check.error).toBeUndefined();
+    // What the candidates will find on the node, from the same check the local and SSH hosts run.
+    expect(check.facts).toMatchObject({ host: cluster.node, gpu: 'none', torch: expect.any(String), triton: expect.any(String) });
+    expect(check.facts.python).toMatch(/^3\.\d+\.\d+$/);
+    expect(check.facts.numpy).toMatch(/^\d+\./);
+    expect(check.facts['g++']).toMatch(/g\+\+/);
+    expect(check.facts.partition).toBe(`${cluster.partition} (up)`);
+  });
+
   it('says what to fix when sbatch refuses the worker job', async () => {
     const host = new SlurmHost(config({ partition: 'no-such-partition' }));
     try {
