@@ -119,7 +119,7 @@ async function evolveProblem(ctx: WriteKernelContext, problemPath: string): Prom
   const settings = readSettings(vscode.Uri.file(problemPath));
   const missing = await llmMissing(settings, ctx.apiKey);
   if (missing) {
-    await askLlmSetup(missing);
+    void askLlmSetup(missing); // not awaited: a notification's promise waits until the user closes it
     return undefined;
   }
   const doc = vscode.workspace.textDocuments.find((d) => d.fileName === problemPath);
@@ -192,11 +192,11 @@ export function registerWriteKernel(ctx: WriteKernelContext): vscode.Disposable[
       const problem = await draftFor(uri, line);
       if (!problem) return undefined;
       if (missing) {
-        await askLlmSetup(`Drafted ${path.basename(problem)} for review. ${missing}`);
+        void askLlmSetup(`Drafted ${path.basename(problem)} for review. ${missing}`);
         return problem;
       }
-      const go = await vscode.window.showInformationMessage(`KernelEvolve: drafted ${path.basename(problem)}: review its sizes and inputs, then evolve it.`, 'Evolve Now');
-      if (go === 'Evolve Now') await evolveProblem(ctx, problem);
+      void vscode.window.showInformationMessage(`KernelEvolve: drafted ${path.basename(problem)}: review its sizes and inputs, then evolve it.`, 'Evolve Now')
+        .then((go) => (go === 'Evolve Now' ? guarded(() => evolveProblem(ctx, problem)) : undefined));
       return problem;
     })),
     vscode.commands.registerCommand('kernelEvolve.evolveProblem', (uri?: vscode.Uri) => guarded(async () => {
