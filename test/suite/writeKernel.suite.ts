@@ -66,7 +66,8 @@ suite('Write a kernel for a PyTorch or numpy operator', () => {
     await vscode.window.showTextDocument(doc);
     const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri);
     const write = lenses.filter((l) => l.command?.command === 'kernelEvolve.writeKernel');
-    assert.deepEqual(write.map((l) => l.range.start.line), [3, 8], 'a lens over scaled_relu and over demo');
+    // over scaled_relu; not over demo, which only makes random inputs
+    assert.deepEqual(write.map((l) => l.range.start.line), [3]);
     await setLlm(undefined, undefined);
     const runsBefore = api.runs.headers().length;
     const drafted = await vscode.commands.executeCommand<string>('kernelEvolve.writeKernel', doc.uri, 4);
