@@ -25,6 +25,8 @@ if command -v nvidia-smi >/dev/null && python3 -c 'import torch; assert torch.cu
   first=examples/triton/softmax/spec.py
   specs=(examples/triton/softmax/spec.py examples/triton/matmul/spec.py)
   for s in scripts/public-kernels/*/spec.py; do specs+=("$s"); done
+  # FIDELITY_SPECS: the specs to judge (space-separated), instead of every example and public kernel
+  [ -n "${FIDELITY_SPECS:-}" ] && read -ra specs <<< "$FIDELITY_SPECS"
   [ -d .external/Liger-Kernel ] || echo "i17-fidelity: .external/ is missing (run bash scripts/external-kernels.sh and carry it); the public kernels will fail"
 else
   echo "i17-fidelity: no GPU here; the same steps on the C++ examples"
@@ -55,9 +57,14 @@ print(f"{which} evaluate: {t1 - t0:.1f} s wall ({v.get('status')}; harness total
 PY
 done
 
-echo "== (b) self-judgements, $RUNS runs each (budget ${BUDGET_S} s)"
+# PARALLEL=1: the kernels' series run side by side (each kernel's runs one after another; the timing lock
+# keeps timed sections apart, the other evaluations' checks run beside them, as in a search), each with the
+# whole budget; else one kernel after another, each with an even share.
+echo "== (b) self-judgements, $RUNS runs each (budget ${BUDGET_S} s$([ -n "${PARALLEL:-}" ] && echo ', kernels side by side'))"
 share=$(( BUDGET_S / ${#specs[@]} ))
-for s in "${specs[@]}"; do
+[ -n "${PARALLEL:-}" ] && share=$BUDGET_S
+series() {
+  local s=$1 name t0 r
   name=$(basename "$(dirname "$s")")
   mkdir -p "$RAW/selfjudge/$name"
   t0=$(date +%s)
@@ -65,6 +72,10 @@ for s in "${specs[@]}"; do
     (( $(date +%s) - t0 >= share )) && { echo "$name: its ${share} s share ran out after $((r - 1)) runs"; break; }
     evaluate "$s" > "$RAW/selfjudge/$name/run$(printf %02d "$r").json" 2> "$RAW/selfjudge/$name/run$r.log"
   done
+}
+for s in "${specs[@]}"; do
+  if [ -n "${PARALLEL:-}" ]; then series "$s" & else series "$s"; fi
 done
+wait
 python3 scripts/gpu/fidelity_summary.py "$RAW/selfjudge"
 rm -rf "$KERNELEVOLVE_WARM_DIR"
