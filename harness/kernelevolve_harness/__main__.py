@@ -65,6 +65,8 @@ def _warm_owner() -> int:
 
 def cmd_evaluate(a: argparse.Namespace) -> int:
     from .judge import Options, evaluate
+    from .parent_watch import exit_with_parent
+    exit_with_parent()
     opts = Options(spec=a.spec, candidate=a.candidate, baseline=a.baseline, profile=a.profile, lock=a.lock,
                    timeout_scale=a.timeout_scale, warm=not a.no_warm, owner=_warm_owner())
     verdict = _clean(evaluate(opts))
