@@ -5,7 +5,10 @@ const watch = process.argv.includes('--watch');
 const common = { bundle: true, sourcemap: true, logLevel: 'warning', minify: false };
 
 const targets = [
+  // Activation loads only the small extension.js; the rest (extensionCore.js) is required on first use.
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js',
+    platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
+  { ...common, entryPoints: ['src/extension/extensionCore.ts'], outfile: 'dist/extensionCore.js',
     platform: 'node', format: 'cjs', target: 'node20', external: ['vscode', 'cpu-features', './crypto/build/Release/sshcrypto.node'] },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js',
     platform: 'node', format: 'cjs', target: 'node20', external: ['cpu-features', './crypto/build/Release/sshcrypto.node'] },

@@ -11,7 +11,7 @@ export function packageVsix(out) {
   const target = out ?? `${pkg.name}-${pkg.version}.vsix`;
   const build = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
   if (build.status !== 0) throw new Error('the build failed; see the messages above.');
-  for (const f of ['dist/extension.js', 'dist/webview.js', 'dist/wasm/tree-sitter-cpp.wasm', 'media/icon.png']) {
+  for (const f of ['dist/extension.js', 'dist/extensionCore.js', 'dist/webview.js', 'dist/wasm/tree-sitter-cpp.wasm', 'media/icon.png']) {
     if (!existsSync(f)) throw new Error(`${f} is missing after the build; the VSIX would not work.`);
   }
   const vsce = createRequire(import.meta.url).resolve('@vscode/vsce/vsce');

@@ -93,3 +93,21 @@ export function applyEdits(text: string, edits: readonly TextEdit[]): string {
   for (const e of [...edits].sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
   return out;
 }
+
+/** A changed region as it stands in the document once the edits are applied (for the inline diff). */
+export interface PendingHunk {
+  /** First line of the new lines in the document (where the old ones were, for a pure deletion). */
+  start: number;
+  newCount: number;
+  oldLines: string[];
+}
+
+/** The regions by which `expected` differs from `current`, placed in `expected`'s lines. */
+export function pendingHunks(current: string, expected: string): PendingHunk[] {
+  let shift = 0;
+  return hunks(current, expected).map((h) => {
+    const p = { start: h.oldStart + shift, newCount: h.newLines.length, oldLines: h.oldLines };
+    shift += h.newLines.length - h.oldLines.length;
+    return p;
+  });
+}

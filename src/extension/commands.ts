@@ -21,6 +21,7 @@ import { candidateFigure } from './runState';
 import { readSettings, reportSettingsError, type EvolveSettings } from './settings';
 import type { SidePanel } from './sidePanel';
 import { addGpuHost } from './addGpuHost';
+import type { InlineDiffs } from './inlineDiff';
 import { anyHostRuns, describeReadiness } from './hostReadiness';
 import type { EarlyFailure } from './runManager';
 import { diagnoseRunFailure, FIX_LABELS, type FailureFix } from './runFailure';
@@ -35,6 +36,7 @@ export interface CommandContext {
   reports: ReportDocuments;
   apiKey: ApiKeyStore;
   log: vscode.OutputChannel;
+  inlineDiffs: InlineDiffs;
 }
 
 const SPEC_SEARCH_EXCLUDE = '{**/node_modules/**,**/.kernelevolve/**,**/.git/**,**/.venv/**,**/site-packages/**}';
@@ -101,9 +103,10 @@ async function withErrors<T>(what: string, fn: () => Promise<T>): Promise<T | un
   }
 }
 
-export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
+export type CommandRegistrar = (id: string, fn: (...args: any[]) => Promise<unknown>) => vscode.Disposable;
+
+export function registerCommands(ctx: CommandContext, reg: CommandRegistrar = (id, fn) => vscode.commands.registerCommand(id, fn)): vscode.Disposable[] {
   const { runs, panel, reports } = ctx;
-  const reg = (id: string, fn: (...args: any[]) => Promise<unknown>) => vscode.commands.registerCommand(id, fn);
 
   const evolve = (uri?: vscode.Uri, line?: number, character?: number) => withErrors('Evolve', async () => {
     requireTrust();
@@ -164,19 +167,18 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     const grammar = grammarFor(doc.languageId) ?? grammarFor(doc.fileName) ?? 'cpp';
     const plan = planAccept({ locator: await KernelLocator.get(), grammar, kernel: run.view.kernel, fileLabel: path.basename(uri.fsPath), baseline: base.source, candidate: c.source, current: doc.getText() });
     if (!plan.ok) throw new UserFacingError(plan.reason);
-    const edit = new vscode.WorkspaceEdit();
-    for (const e of plan.edits) edit.replace(uri, new vscode.Range(doc.positionAt(e.start), doc.positionAt(e.end)), e.text);
     const expected = applyEdits(doc.getText(), plan.edits);
-    if (!(await vscode.workspace.applyEdit(edit))) throw new UserFacingError(`VS Code refused the edit to ${path.basename(uri.fsPath)} (is it read-only?).`);
-    if (doc.getText() !== expected) ctx.log.appendLine(`Accept ${runId}/${id}: the document differs from the planned text after the edit.`);
-    await doc.save();
     await vscode.window.showTextDocument(doc, { preview: false });
-    await runs.dismiss(runId, id); // accepted: the lens has done its job
-    void vscode.window.showInformationMessage(`KernelEvolve: applied ${id} (${candidateFigure(c)}) to ${run.view.kernel}${plan.relocated ? ' (found again after your edits)' : ''}. Undo (Ctrl+Z) reverts it.`);
+    // Into the editor as an inline diff, hunk by hunk; nothing is written to disk until the user saves.
+    const count = await ctx.inlineDiffs.start(doc, plan.edits, expected, `${id} (${candidateFigure(c)})`);
+    if (count < 0) throw new UserFacingError(`VS Code refused the edit to ${path.basename(uri.fsPath)} (is it read-only?).`);
+    if (doc.getText() !== expected) ctx.log.appendLine(`Accept ${runId}/${id}: the document differs from the planned text after the edit.`);
+    void vscode.window.showInformationMessage(`KernelEvolve: ${id} (${candidateFigure(c)}) is in ${path.basename(uri.fsPath)} as ${count} change(s)${plan.relocated ? ', placed after your edits' : ''}: Accept or Reject each (Ctrl+Shift+Y / Ctrl+Shift+N), then save. Undo (Ctrl+Z) takes it out.`);
     return true;
   });
 
   const dismiss = (runId: string, id: string) => withErrors('Dismiss', () => runs.dismiss(runId, id));
+  const offerAgain = (runId: string, id: string) => withErrors('Offer again', () => runs.undismiss(runId, id));
 
   const profileReport = (runId: string, id: string) => withErrors('Profile report', async () => {
     const run = runs.get(runId);
@@ -248,6 +250,11 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     reg('kernelEvolve.previewCandidate', preview),
     reg('kernelEvolve.acceptCandidate', accept),
     reg('kernelEvolve.dismissCandidate', dismiss),
+    reg('kernelEvolve.offerCandidateAgain', offerAgain),
+    reg('kernelEvolve.acceptHunk', (uri?: vscode.Uri, i?: number) => ctx.inlineDiffs.accept(uri, i)),
+    reg('kernelEvolve.rejectHunk', (uri?: vscode.Uri, i?: number) => ctx.inlineDiffs.reject(uri, i)),
+    reg('kernelEvolve.acceptAllHunks', (uri?: vscode.Uri) => ctx.inlineDiffs.acceptAll(uri)),
+    reg('kernelEvolve.rejectAllHunks', (uri?: vscode.Uri) => ctx.inlineDiffs.rejectAll(uri)),
     reg('kernelEvolve.showProfileReport', profileReport),
     reg('kernelEvolve.showPanel', () => panel.reveal()),
   ];

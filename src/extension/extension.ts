@@ -1,59 +1,86 @@
-// Activation: the panel, the commands, the CodeLenses, the virtual documents, and the runs of this
-// workspace read back from its run store.
+// Activation: registers what the editor asks for (the commands, the CodeLens provider, the panel's view, the
+// virtual documents) as thin forwarders, and loads the extension itself (extensionCore.ts, a bundle of its
+// own) on the first use of any of them. Activating so costs a few milliseconds; see docs/benchmarks.md.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { ApiKeyStore } from './apiKey';
-import { CANDIDATE_SCHEME, CandidateDocuments } from './candidateDocuments';
-import { editorHostOptions, registerCommands, reportEarlyFailure } from './commands';
-import { DisposableStore } from './disposables';
-import { KernelCodeLens } from './kernelCodeLens';
-import { OperatorCodeLens } from './operatorCodeLens';
-import { registerWriteKernel } from './writeKernelCommand';
-import { REPORT_SCHEME, ReportDocuments } from './reportDocuments';
-import { RunManager } from './runManager';
-import { SidePanel } from './sidePanel';
-import { runTestSuiteIfAsked } from './testBridge';
+import type { ExtensionCore } from './extensionCore';
+import type { RunManager } from './runManager';
+import type { SidePanel } from './sidePanel';
 
 /** What the extension hands to its in-editor test suites (and to other extensions). */
 export interface KernelEvolveApi {
   runs: RunManager;
   panel: SidePanel;
+  /** Milliseconds activate() took, and those the first use spent loading the core. */
+  timings: { activateMs: number; coreLoadMs?: number };
 }
 
 const KERNEL_LANGUAGES = ['python', 'cpp', 'c', 'cuda', 'cuda-cpp'];
+const CANDIDATE_SCHEME = 'kernelevolve-candidate';
+const REPORT_SCHEME = 'kernelevolve-report';
+const PANEL_VIEW = 'kernelEvolve.runs';
 
-export async function activate(context: vscode.ExtensionContext): Promise<KernelEvolveApi> {
-  const store = new DisposableStore();
-  context.subscriptions.push(store);
-  const log = store.add(vscode.window.createOutputChannel('KernelEvolve'));
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  const storeRoot = folder ? path.join(folder.uri.fsPath, '.kernelevolve', 'runs') : undefined;
-  const runs = store.add(new RunManager(storeRoot, log, context.workspaceState));
-  const reports = new ReportDocuments();
-  const apiKey = new ApiKeyStore(context.secrets);
-  const run = async (command: string, ...args: unknown[]) => { await vscode.commands.executeCommand(command, ...args); };
-  const panel = store.add(new SidePanel(context.extensionUri, runs, {
-    preview: (r, id) => run('kernelEvolve.previewCandidate', r, id),
-    accept: (r, id) => run('kernelEvolve.acceptCandidate', r, id),
-    profileReport: (r, id) => run('kernelEvolve.showProfileReport', r, id),
-    stop: (r) => run('kernelEvolve.stop', r),
-    resume: (r) => run('kernelEvolve.resume', r),
-  }));
-  store.add(vscode.window.registerWebviewViewProvider(SidePanel.viewId, panel));
-  store.add(vscode.workspace.registerTextDocumentContentProvider(CANDIDATE_SCHEME, new CandidateDocuments(runs)));
-  store.add(vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, reports));
-  const lens = store.add(new KernelCodeLens(runs));
-  store.add(vscode.languages.registerCodeLensProvider(KERNEL_LANGUAGES.map((language) => ({ language, scheme: 'file' })), lens));
-  const commandContext = { runs, panel, reports, apiKey, log };
-  for (const d of registerCommands(commandContext)) store.add(d);
-  store.add(vscode.languages.registerCodeLensProvider({ language: 'python', scheme: 'file' }, store.add(new OperatorCodeLens(runs))));
-  for (const d of registerWriteKernel({ runs, panel, apiKey, hostOptions: editorHostOptions })) store.add(d);
-  store.add(runs.onDidFailEarly((f) => void reportEarlyFailure(commandContext, f)));
+type CoreModule = typeof import('./extensionCore');
 
-  await runs.loadStored();
-  const api: KernelEvolveApi = { runs, panel };
-  void runTestSuiteIfAsked((line) => log.appendLine(line));
-  return api;
+export function activate(context: vscode.ExtensionContext): KernelEvolveApi {
+  const started = performance.now();
+  const timings: KernelEvolveApi['timings'] = { activateMs: 0 };
+  let core: ExtensionCore | undefined;
+  const lensChanged = new vscode.EventEmitter<void>();
+  const documentChanged = new Map([CANDIDATE_SCHEME, REPORT_SCHEME].map((scheme) => [scheme, new vscode.EventEmitter<vscode.Uri>()]));
+  context.subscriptions.push(lensChanged, ...documentChanged.values());
+  const load = (): ExtensionCore => {
+    if (core) return core;
+    const t = performance.now();
+    // A separate bundle, required at run time: the literal path keeps esbuild from inlining it.
+    const mod = require(path.join(__dirname, 'extensionCore.js')) as CoreModule;
+    const store = new mod.DisposableStore();
+    context.subscriptions.push(store);
+    core = mod.createCore(context, store);
+    store.add(core.lens.onDidChangeCodeLenses(() => lensChanged.fire()));
+    store.add(core.inlineDiffs.onDidChangeCodeLenses(() => lensChanged.fire()));
+    store.add(core.operatorLens.onDidChangeCodeLenses(() => lensChanged.fire()));
+    for (const [scheme, provider] of core.documents) {
+      if (provider.onDidChange) store.add(provider.onDidChange((uri) => documentChanged.get(scheme)?.fire(uri)));
+    }
+    timings.coreLoadMs = performance.now() - t;
+    return core;
+  };
+
+  for (const cmd of (context.extension.packageJSON.contributes?.commands ?? []) as { command: string }[]) {
+    context.subscriptions.push(vscode.commands.registerCommand(cmd.command, (...args: unknown[]) => {
+      const fn = load().commands.get(cmd.command);
+      if (!fn) throw new Error(`KernelEvolve has no command ${cmd.command}.`);
+      return fn(...args);
+    }));
+  }
+  context.subscriptions.push(
+    vscode.languages.registerCodeLensProvider(KERNEL_LANGUAGES.map((language) => ({ language, scheme: 'file' })), {
+      onDidChangeCodeLenses: lensChanged.event,
+      provideCodeLenses: async (doc) => {
+        const c = load();
+        return [...c.inlineDiffs.provideCodeLenses(doc), ...await c.lens.provideCodeLenses(doc), ...(doc.languageId === 'python' ? c.operatorLens.provideCodeLenses(doc) : [])];
+      },
+    }),
+    vscode.window.registerWebviewViewProvider(PANEL_VIEW, { resolveWebviewView: (view) => load().panel.resolveWebviewView(view) }),
+    ...[CANDIDATE_SCHEME, REPORT_SCHEME].map((scheme) => vscode.workspace.registerTextDocumentContentProvider(scheme, {
+      // VS Code reads onDidChange when the provider is registered: an emitter of our own, fed once the core is up.
+      onDidChange: documentChanged.get(scheme)!.event,
+      provideTextDocumentContent: (uri, token) => load().documents.get(scheme)!.provideTextDocumentContent(uri, token),
+    })),
+  );
+  if (process.env.KERNELEVOLVE_TEST_SUITE) {
+    setTimeout(() => {
+      const c = load();
+      void c.loaded.then(() => (require(path.join(__dirname, 'extensionCore.js')) as CoreModule).runTestSuiteIfAsked((line) => c.log.appendLine(line)));
+    }, 0);
+  }
+  timings.activateMs = performance.now() - started;
+  return {
+    get runs() { return load().runs; },
+    get panel() { return load().panel; },
+    timings,
+  };
 }
 
 export function deactivate(): void {

@@ -21,10 +21,20 @@ export class KernelCodeLens implements vscode.CodeLensProvider, vscode.Disposabl
     if (!grammar || doc.uri.scheme !== 'file') return [];
     const locator = await KernelLocator.get();
     const lenses: vscode.CodeLens[] = [];
-    for (const k of locator.find(doc.getText(), grammar)) {
+    const text = doc.getText();
+    for (const k of locator.find(text, grammar)) {
       const range = new vscode.Range(k.startLine, 0, k.startLine, 0);
       const best = this.runs.bestFor(doc.uri.fsPath, k.name);
-      if (best) {
+      // A variant already in the editor (accepted, not undone) is not offered again; after an Undo it is.
+      const inEditor = best && (() => {
+        const v = locator.byName(best.candidate.source, grammar, k.name);
+        return !!v && best.candidate.source.slice(v.start, v.end) === text.slice(k.start, k.end);
+      })();
+      const dismissed = best ? undefined : this.runs.dismissedBestFor(doc.uri.fsPath, k.name);
+      if (dismissed) {
+        lenses.push(new vscode.CodeLens(range, { title: `$(history) ${candidateFigure(dismissed.candidate)} variant dismissed — Offer Again`, command: 'kernelEvolve.offerCandidateAgain', arguments: [dismissed.run.runId, dismissed.candidate.id] }));
+      }
+      if (best && !inEditor) {
         const args = [best.run.runId, best.candidate.id];
         lenses.push(
           new vscode.CodeLens(range, { title: `$(rocket) ${candidateFigure(best.candidate)} faster variant (${best.candidate.id}) — Preview`, command: 'kernelEvolve.previewCandidate', arguments: args }),

@@ -201,6 +201,21 @@ export class RunManager implements vscode.Disposable {
     return this.dismissed.get<string[]>('kernelEvolve.dismissed', []).includes(`${runId}/${id}`);
   }
 
+  /** The newest run's best acceptable variant for the kernel that the user dismissed (the lens offers it again). */
+  dismissedBestFor(sourcePath: string, kernel: string): { run: RunState; candidate: Candidate } | undefined {
+    const target = path.resolve(sourcePath);
+    const run = [...this.runs.values()].filter((r) => path.resolve(r.view.sourcePath) === target && r.view.kernel === kernel)
+      .sort((a, b) => b.view.startedAt - a.view.startedAt)[0];
+    const c = run?.best();
+    return run && c && isAcceptable(c) && this.isDismissed(run.runId, c.id) ? { run, candidate: c } : undefined;
+  }
+
+  async undismiss(runId: string, id: string): Promise<void> {
+    const list = this.dismissed.get<string[]>('kernelEvolve.dismissed', []);
+    await this.dismissed.update('kernelEvolve.dismissed', list.filter((k) => k !== `${runId}/${id}`));
+    this.runsEmitter.fire(undefined);
+  }
+
   async dismiss(runId: string, id: string): Promise<void> {
     const list = this.dismissed.get<string[]>('kernelEvolve.dismissed', []);
     await this.dismissed.update('kernelEvolve.dismissed', [...list, `${runId}/${id}`]);

@@ -184,9 +184,9 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T | undefined> {
   }
 }
 
-export function registerWriteKernel(ctx: WriteKernelContext): vscode.Disposable[] {
+export function registerWriteKernel(ctx: WriteKernelContext, reg: (id: string, fn: (...args: any[]) => unknown) => vscode.Disposable = (id, fn) => vscode.commands.registerCommand(id, fn)): vscode.Disposable[] {
   return [
-    vscode.commands.registerCommand('kernelEvolve.writeKernel', (uri?: vscode.Uri, line?: number) => guarded(async () => {
+    reg('kernelEvolve.writeKernel', (uri?: vscode.Uri, line?: number) => guarded(async () => {
       const settings = readSettings(uri ?? vscode.window.activeTextEditor?.document.uri);
       const missing = await llmMissing(settings, ctx.apiKey);
       const problem = await draftFor(uri, line);
@@ -199,7 +199,7 @@ export function registerWriteKernel(ctx: WriteKernelContext): vscode.Disposable[
         .then((go) => (go === 'Evolve Now' ? guarded(() => evolveProblem(ctx, problem)) : undefined));
       return problem;
     })),
-    vscode.commands.registerCommand('kernelEvolve.evolveProblem', (uri?: vscode.Uri) => guarded(async () => {
+    reg('kernelEvolve.evolveProblem', (uri?: vscode.Uri) => guarded(async () => {
       const file = uri?.fsPath ?? vscode.window.activeTextEditor?.document.fileName;
       if (!file) throw new UserFacingError('Open a KernelBench-format problem file (class Model, get_inputs, get_init_inputs) first.');
       return evolveProblem(ctx, file);

@@ -123,6 +123,7 @@ export class CandidateTable {
     values.forEach((v, i) => { if (cells[i].textContent !== v) cells[i].textContent = v; });
     (cells[1] as HTMLElement).className = `cell col-status status-${status}`;
     (cells[2] as HTMLElement).className = `cell col-speedup${r.confirmation ? ' ' + r.confirmation : ''}`;
+    (cells[2] as HTMLElement).title = speedup; // whole on hover, should a narrow side bar cut it
     if (r.reason) el.title = r.reason; else el.removeAttribute('title');
   }
 }

@@ -65,6 +65,16 @@ export class CodeServer {
     return this.logText;
   }
 
+  /** The code-server process (its extension host and the harness run under it). */
+  get pid(): number {
+    return this.proc?.pid ?? -1;
+  }
+
+  /** Where code-server keeps the User settings (User/settings.json) and its logs. */
+  get userDataDir(): string {
+    return path.join(this.root, 'user');
+  }
+
   async start(): Promise<Page> {
     const cs = ensureCodeServer() as { node: string; codeServer: string };
     const userData = path.join(this.root, 'user');
@@ -99,7 +109,8 @@ export class CodeServer {
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
     });
     this.page = await this.browser.newPage({ viewport: { width: 1600, height: 1000 } });
-    await this.page.goto(this.url);
+    // A busy machine (several suites at once) can take long to serve the workbench's first load.
+    await this.page.goto(this.url, { timeout: 180_000 });
     await this.page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
     return this.page;
   }

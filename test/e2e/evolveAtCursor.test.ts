@@ -1,6 +1,7 @@
 // The whole user journey in a real VS Code (code-server in headless Chromium): open a CPU kernel, evolve
 // the kernel at the cursor on the local host, watch candidates arrive in the side panel, preview the
-// winner in the diff editor, accept it from the CodeLens, and find the faster kernel in the file on disk.
+// winner in the diff editor, accept it from the CodeLens change by change (an inline diff), save, and find
+// the faster kernel in the file on disk; the winner's figure is the same in every place it is shown.
 import { copyFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,36 +108,61 @@ describe('Evolve Kernel at Cursor in code-server', () => {
   });
 
   it('previews the winner in a read-only diff editor without touching the file', async () => {
-    await editor.waitForCodeLens(/faster variant — Preview/, 60_000);
+    await editor.waitForCodeLens(/faster variant \(c\d{4}\) — Preview/, 60_000);
     const lens = (await editor.codeLenses()).find((t) => /faster variant/.test(t))!;
-    expect(lens).toMatch(/^\d+\.\d\dx faster variant — Preview$/);
-    await editor.clickCodeLens(/faster variant — Preview/);
+    expect(lens).toMatch(/^\d+\.\d\dx confirmed faster variant \(c\d{4}\) — Preview$/);
+    await editor.clickCodeLens(/faster variant \(c\d{4}\) — Preview/);
     await new DiffEditor(server.page).waitOpen();
-    expect(await wb.tabTitles()).toEqual(expect.arrayContaining([expect.stringMatching(/matmul: baseline ↔ c\d{4}/)]));
+    // The preview's title gives the lens's figure: one number per candidate.
+    const figure = /^(\d+\.\d\dx confirmed)/.exec(lens)![1];
+    expect(await wb.tabTitles()).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`matmul: baseline ↔ c\\d{4} \\(${figure}\\)`))]));
     expect(readFileSync(source, 'utf8')).toBe(original);
   });
 
-  it('accepts the winner from the CodeLens: the file on disk holds the faster kernel', async () => {
+  it('gives the winner one figure in the panel, its row, the lens and the Accept notification; accepts it change by change; saves only on Ctrl+S', async () => {
     const runsDir = path.join(ws, '.kernelevolve', 'runs');
     const [runId] = readdirSync(runsDir);
     const run = readJson<{ best: { id: string; speedup: number; confirmed?: boolean } }>(path.join(runsDir, runId, 'run.json'));
     expect(run.best.speedup).toBeGreaterThan(1);
-    // The best is the confirmed one (judged again at the end), and the panel and the CodeLens give its confirmed figure.
+    // The best is the confirmed one (judged again at the end); every place gives its confirmed figure.
     expect(run.best.confirmed).toBe(true);
+    const figure = `${run.best.speedup.toFixed(2)}x confirmed`;
     expect(await panel.bestSpeedup()).toBe(`${run.best.speedup.toFixed(2)}x`);
+    expect((await panel.rows()).find((r) => r.id === run.best.id)?.cells[2]).toBe(figure);
+    // Nothing measured once sits above the confirmed best without saying so.
+    const rows = await panel.rows();
+    const bestAt = rows.findIndex((r) => r.id === run.best.id);
+    for (const r of rows.slice(0, bestAt)) expect(r.cells[2]).toMatch(/confirmed|unconfirmed/);
     editor = await wb.openFile('matmul_blocked/matmul.cpp');
     await editor.waitForCodeLens(/^Accept$/);
-    expect(await editor.codeLenses()).toContain(`${run.best.speedup.toFixed(2)}x faster variant — Preview`);
+    expect(await editor.codeLenses()).toContain(`${figure} faster variant (${run.best.id}) — Preview`);
     await editor.clickCodeLens(/^Accept$/);
+    const note = await wb.waitForNotification(/is in matmul\.cpp as \d+ change/);
+    expect(note).toContain(`${run.best.id} (${figure})`);
+    // Shown as an inline diff, one Accept / Reject per change; nothing written yet.
+    await editor.waitForCodeLens(/^Accept \(Ctrl\+Shift\+Y\)$/);
+    const changes = (await editor.codeLenses()).filter((t) => t === 'Accept (Ctrl+Shift+Y)').length;
+    expect(changes).toBeGreaterThanOrEqual(1);
+    expect((await editor.codeLenses()).filter((t) => t === 'Reject (Ctrl+Shift+N)')).toHaveLength(changes);
+    expect(readFileSync(source, 'utf8')).toBe(original);
+    await server.page.screenshot({ path: path.join(shots, 'inline-diff.png') });
+    publish(path.join(shots, 'inline-diff.png'));
+    // Accept each change with its key, cursor in the editor.
+    await editor.goToLine(1);
+    for (let i = 0; i < changes; i++) {
+      await server.page.keyboard.press('Control+Shift+Y');
+      await server.page.waitForTimeout(300);
+    }
+    const lensDeadline = Date.now() + 20_000;
+    while ((await editor.codeLenses()).some((t) => /^Accept \(/.test(t)) && Date.now() < lensDeadline) await server.page.waitForTimeout(300);
+    expect(await editor.codeLenses()).not.toContainEqual(expect.stringMatching(/^Accept \(/));
+    expect(readFileSync(source, 'utf8')).toBe(original);
+    await server.page.keyboard.press('Control+S');
     const deadline = Date.now() + 30_000;
     while (readFileSync(source, 'utf8') === original && Date.now() < deadline) await server.page.waitForTimeout(250);
     const accepted = readFileSync(source, 'utf8');
     expect(accepted).toBe(readFileSync(path.join(runsDir, runId, 'candidates', `${run.best.id}.cpp`), 'utf8'));
-    expect(accepted).not.toBe(original);
-    await wb.waitForNotification(/applied c\d{4}/);
-    // Accepted: the variant's lens goes away, Evolve stays.
-    const lensDeadline = Date.now() + 20_000;
-    while ((await editor.codeLenses()).some((t) => /faster variant/.test(t)) && Date.now() < lensDeadline) await server.page.waitForTimeout(500);
+    // In the file: the variant's lens goes away, Evolve stays.
     expect(await editor.codeLenses()).not.toContainEqual(expect.stringMatching(/faster variant/));
     expect(await editor.codeLenses()).toContain('KernelEvolve: Evolve matmul');
   });

@@ -1,8 +1,10 @@
 /// <reference types="mocha" />
-// Accept in a real editor: after the user edited the file, the kernel is found again by name, the variant
-// goes in as one edit that one Undo reverts; a renamed kernel is refused and the file left alone.
+// Accept in a real editor, as inline edit tools do it: the variant goes into the editor as one edit shown as
+// an inline diff, each change accepted or rejected on its own, nothing written to disk; one Undo takes it out
+// and leaves the file clean, and the lens offers the variant again. After the user edited the file, the
+// kernel is found again by name; a renamed kernel is refused and the file left alone.
 import * as assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Candidate } from '../../src/engine/candidate';
@@ -56,11 +58,13 @@ suite('Accepting a variant', () => {
       titles = lenses.map((l) => l.command?.title ?? '');
       return titles.some((t) => /faster variant/.test(t));
     });
-    assert.ok(titles.includes('$(rocket) 2.50x faster variant — Preview'), titles.join(' | '));
+    assert.ok(titles.includes('$(rocket) 2.50x faster variant (c0001) — Preview'), titles.join(' | '));
     assert.ok(titles.includes('Accept') && titles.includes('Dismiss'));
   });
 
-  test('after the user edited the file, Accept finds the kernel by name and one Undo reverts it', async () => {
+  const lensTitles = async (uri: vscode.Uri) => ((await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? []).map((l) => l.command?.title ?? '');
+
+  test('Accept shows the variant as an inline diff; each change is accepted or rejected on its own; nothing is saved', async () => {
     const doc = await vscode.workspace.openTextDocument(source);
     const editor = await vscode.window.showTextDocument(doc);
     await editor.edit((e) => e.insert(new vscode.Position(0, 0), '// my notes\n#include <cstdio>\n\n'));
@@ -68,12 +72,43 @@ suite('Accepting a variant', () => {
     await vscode.commands.executeCommand('kernelEvolve.acceptCandidate', runId, 'c0001');
     const after = doc.getText();
     assert.ok(after.startsWith('// my notes\n#include <cstdio>\n\n'), 'the user\'s lines stay');
-    assert.match(after, /constexpr int TILE = 64;/);
-    assert.match(after, /x\[j\] \+= x\[j\];/);
     assert.equal(after.replace('// my notes\n#include <cstdio>\n\n', ''), VARIANT);
-    await vscode.window.showTextDocument(doc);
+    assert.equal(readFileSync(source, 'utf8'), BASE, 'nothing is written to disk before the user saves');
+    let titles: string[] = [];
+    await until('the per-change lenses', async () => (titles = await lensTitles(doc.uri)).filter((t) => t === 'Accept (Ctrl+Shift+Y)').length === 2);
+    assert.ok(titles.includes('KernelEvolve c0001 (2.50x): Accept All') && titles.includes('Reject All'), titles.join(' | '));
+    // Reject the first change (the TILE constant), accept the second (the kernel's body) with the key's command.
+    await vscode.commands.executeCommand('kernelEvolve.rejectHunk', doc.uri, 0);
+    assert.match(doc.getText(), /constexpr int TILE = 8;/);
+    assert.match(doc.getText(), /x\[j\] \+= x\[j\];/);
+    editor.selection = new vscode.Selection(doc.positionAt(doc.getText().indexOf('x[j] += x[j]')), doc.positionAt(doc.getText().indexOf('x[j] += x[j]')));
+    await vscode.commands.executeCommand('kernelEvolve.acceptHunk');
+    await until('the inline diff to close', async () => !(await lensTitles(doc.uri)).some((t) => /^Accept/.test(t)));
+    assert.equal(readFileSync(source, 'utf8'), BASE);
+    // Undo the rejection, then the variant: the file reads as the user left it.
+    await vscode.commands.executeCommand('undo');
     await vscode.commands.executeCommand('undo');
     assert.equal(doc.getText(), edited);
+  });
+
+  test('one Undo of an accepted variant leaves the file clean, and the lens offers the variant again', async () => {
+    const doc = await vscode.workspace.openTextDocument(source);
+    await vscode.window.showTextDocument(doc);
+    await vscode.commands.executeCommand('workbench.action.files.revert');
+    assert.equal(doc.isDirty, false);
+    await vscode.commands.executeCommand('kernelEvolve.acceptCandidate', runId, 'c0001');
+    assert.equal(doc.getText(), VARIANT);
+    await until('the variant no longer offered while it is in the editor', async () => !(await lensTitles(doc.uri)).some((t) => /faster variant/.test(t)));
+    await vscode.commands.executeCommand('kernelEvolve.acceptAllHunks', doc.uri);
+    await vscode.commands.executeCommand('undo');
+    assert.equal(doc.getText(), BASE);
+    assert.equal(doc.isDirty, false, 'back to the saved text, the tab is clean');
+    await until('the variant offered again', async () => (await lensTitles(doc.uri)).includes('$(rocket) 2.50x faster variant (c0001) — Preview'));
+    // Dismissed, it can still be offered again from the lens.
+    await vscode.commands.executeCommand('kernelEvolve.dismissCandidate', runId, 'c0001');
+    await until('the offer-again lens', async () => (await lensTitles(doc.uri)).includes('$(history) 2.50x variant dismissed — Offer Again'));
+    await vscode.commands.executeCommand('kernelEvolve.offerCandidateAgain', runId, 'c0001');
+    await until('the variant offered after Offer Again', async () => (await lensTitles(doc.uri)).some((t) => /faster variant/.test(t)));
   });
 
   test('a candidate\'s profile report opens as markdown in a tab', async () => {

@@ -15,6 +15,7 @@ suite('Host commands', () => {
     const local = checks.find((c) => c.host === 'local');
     assert.ok(local?.reachable, JSON.stringify(checks));
     assert.ok(Object.keys(local!.facts).length > 0, 'facts about the host');
+    assert.ok(local!.facts['g++'] && local!.facts.torch, 'what each backend needs is checked (compiler, torch)');
   });
 
   test('Profile Kernel at Cursor judges the kernel and opens a profile report tab', async () => {

@@ -14,6 +14,7 @@ export async function runSuites(): Promise<SuiteResults> {
   const mocha = new Mocha({ ui: 'tdd', timeout: 180_000, color: false, reporter: 'spec' });
   // Defines suite()/test() as globals before the suite modules are evaluated (they load lazily below).
   mocha.suite.emit('pre-require', globalThis, 'kernelevolve-suites', mocha);
+  await import('./activation.suite');
   await import('./settings.suite');
   await import('./kernelLenses.suite');
   await import('./specDraft.suite');

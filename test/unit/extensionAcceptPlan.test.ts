@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyEdits, planAccept } from '../../src/extension/acceptPlan';
+import { applyEdits, pendingHunks, planAccept } from '../../src/extension/acceptPlan';
 import { KernelLocator } from '../../src/extension/kernelLocator';
 
 const BASE = `#include <cstddef>
@@ -52,5 +52,16 @@ describe('planAccept', () => {
     const p = await plan(BASE.replace('BM = 8', 'BM = 16'), CAND);
     expect(p.ok).toBe(false);
     if (!p.ok) expect(p.reason).toMatch(/constexpr int BM = 8;.*is no longer in k\.cpp/);
+  });
+});
+
+describe('pendingHunks', () => {
+  it('places each change in the lines of the accepted text, after the lines earlier changes added or removed', () => {
+    const current = 'a\nb\nc\nd\ne\n';
+    const expected = 'a\nB1\nB2\nc\ne\n';
+    expect(pendingHunks(current, expected)).toEqual([
+      { start: 1, newCount: 2, oldLines: ['b'] },
+      { start: 4, newCount: 0, oldLines: ['d'] },
+    ]);
   });
 });

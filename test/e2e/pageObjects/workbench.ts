@@ -38,7 +38,7 @@ export class Workbench {
     // document of the same name such as a candidate preview.
     let row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: name });
     if (parts.length) row = row.filter({ hasText: parts.join('/') });
-    await row.first().waitFor({ timeout: 30_000 });
+    await row.first().waitFor({ timeout: 90_000 }); // the first search of a workspace is slow on a busy machine
     await row.first().click();
     const tab = this.page.locator('.tabs-container .tab', { hasText: name });
     await tab.first().waitFor({ timeout: 30_000 });
@@ -54,6 +54,36 @@ export class Workbench {
     const toast = this.page.locator('.notification-toast .notification-list-item-message', { hasText: text }).first();
     await toast.waitFor({ timeout: timeoutMs });
     return toast.innerText();
+  }
+
+  /** The buttons of the notification whose message matches. */
+  async notificationButtons(text: RegExp): Promise<string[]> {
+    const toast = this.page.locator('.notification-toast', { has: this.page.locator('.notification-list-item-message', { hasText: text }) }).first();
+    return toast.locator('.notification-list-item-buttons-container .monaco-button').allInnerTexts();
+  }
+
+  async clickNotificationButton(text: RegExp, button: string): Promise<void> {
+    const toast = this.page.locator('.notification-toast', { has: this.page.locator('.notification-list-item-message', { hasText: text }) }).first();
+    await toast.locator('.notification-list-item-buttons-container .monaco-button', { hasText: button }).first().click();
+  }
+
+  /** The title and the items of the quick pick on screen. */
+  async quickPick(timeoutMs = 30_000): Promise<{ title: string; items: string[] }> {
+    const widget = this.page.locator('.quick-input-widget');
+    await widget.waitFor({ state: 'visible', timeout: timeoutMs });
+    await this.page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: timeoutMs });
+    return {
+      title: await widget.locator('.quick-input-title').innerText().catch(() => ''),
+      items: await this.page.locator('.quick-input-list .monaco-list-row .label-name').allInnerTexts(),
+    };
+  }
+
+  /** The lines of the active editor that are on screen, top to bottom. */
+  async visibleEditorText(): Promise<string> {
+    return this.page.evaluate(() => {
+      const lines = Array.from(document.querySelectorAll<HTMLElement>('.editor-group-container.active .monaco-editor .view-lines .view-line'));
+      return lines.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top)).map((l) => l.innerText.replace(/\u00a0/g, ' ')).join('\n');
+    });
   }
 
   async dismissNotifications(): Promise<void> {
