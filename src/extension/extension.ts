@@ -44,6 +44,7 @@ export function activate(context: vscode.ExtensionContext): KernelEvolveApi {
       if (provider.onDidChange) store.add(provider.onDidChange((uri) => documentChanged.get(scheme)?.fire(uri)));
     }
     timings.coreLoadMs = performance.now() - t;
+    core.log.appendLine(`Activated in ${timings.activateMs.toFixed(1)} ms; the core loaded in ${timings.coreLoadMs.toFixed(0)} ms on first use.`);
     return core;
   };
 
