@@ -15,6 +15,9 @@ const targets = [
   // the scripted OpenAI-compatible server as a program, for benchmark parts on machines without node_modules
   { ...common, entryPoints: ['test/support/scriptedLlmMain.ts'], outfile: 'dist/scripted-llm-server.js',
     platform: 'node', format: 'cjs', target: 'node20' },
+  // the editor's spec drafting as a program, for the GPU part that runs drafted specs as they are
+  { ...common, entryPoints: ['scripts/draftSpecMain.ts'], outfile: 'dist/draft-spec.js',
+    platform: 'node', format: 'cjs', target: 'node20' },
   { ...common, entryPoints: ['src/webview/main.ts'], outfile: 'dist/webview.js',
     platform: 'browser', format: 'iife', target: 'es2022' },
 ];

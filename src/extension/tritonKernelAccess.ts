@@ -218,7 +218,7 @@ function withLauncher(k: KernelFacts, fn: Node, kernel: string): TritonKernelAcc
   const launcherNames = new Set(params.map((p) => p.name));
   // Launcher tensors: passed for a kernel pointer (possibly as `x.contiguous()`), or asked for a shape.
   const tensorFor = (expr: string) => /^([A-Za-z_]\w*)/.exec(expr)?.[1];
-  const tensors = new Map<string, { dims: (string | undefined)[]; numel?: string; ptr?: string }>();
+  const tensors = new Map<string, { dims: (string | undefined)[]; numel?: string; ptr?: string; fromStrides?: boolean }>();
   for (const [kp, expr] of passed) {
     const t = tensorFor(expr);
     if (pointers.has(kp) && t && launcherNames.has(t)) tensors.set(t, { dims: [], ptr: kp });
@@ -244,6 +244,23 @@ function withLauncher(k: KernelFacts, fn: Node, kernel: string): TritonKernelAcc
     const numel = /^([A-Za-z_]\w*)\.numel\(\)$/.exec(r);
     if (numel && tensors.has(numel[1]) && l?.type === 'identifier') tensors.get(numel[1])!.numel = l.text;
   }
+  // A dimension the launcher does not name is read from the kernel: the stride passed as `b.stride(0)` scales an
+  // offset (`kk[:, None] * sbk`) whose mask bounds it by a size (`kk[:, None] < K`): b's dimension 0 is K.
+  const kernelText = k.body.text;
+  for (const [kp, expr] of passed) {
+    const m = /^([A-Za-z_]\w*)\.stride\((\d+)\)$/.exec(expr.replace(/\s+/g, ''));
+    const t = m && tensors.get(m[1]);
+    if (!m || !t) continue;
+    const offset = new RegExp(`(\\w+)(?:\\[[^\\]]*\\])?\\s*\\*\\s*${kp}\\b`).exec(kernelText)?.[1];
+    const bound = offset && new RegExp(`\\b${offset}(?:\\[[^\\]]*\\])?\\s*<\\s*(\\w+)`).exec(kernelText)?.[1];
+    const name = bound && passed.get(bound);
+    const i = Number(m[2]);
+    if (name && /^[A-Za-z_]\w*$/.test(name) && !t.dims[i]) {
+      if (!t.dims.length) t.fromStrides = true;
+      while (t.dims.length <= i) t.dims.push(undefined);
+      t.dims[i] = name;
+    }
+  }
   // Names the kernel's scalars go by in the launcher: `n_cols` passed as `x.shape[-1]` or as a local `n_cols`.
   const sizeName = (kp: string) => {
     const expr = passed.get(kp) ?? '';
@@ -259,8 +276,11 @@ function withLauncher(k: KernelFacts, fn: Node, kernel: string): TritonKernelAcc
     if (info.numel) return [info.numel];
     return [];
   };
-  const shaped = [...tensors.keys()].map((t) => [t, dimsOf(t)] as const);
-  const like = shaped.find(([, d]) => d.length)?.[1] ?? ['n'];
+  const named0 = new Set([...tensors].filter(([, v]) => v.dims.length && !v.fromStrides).map(([t]) => t));
+  let shaped = [...tensors.keys()].map((t) => [t, dimsOf(t)] as const);
+  const like = shaped.find(([t, d]) => d.length && named0.has(t))?.[1] ?? shaped.find(([, d]) => d.length)?.[1] ?? ['n'];
+  // A row stride alone (`y.stride(0)`, the rows contiguous) names only the first dimension: the rest as `like`.
+  shaped = shaped.map(([t, d]) => [t, tensors.get(t)!.fromStrides && d.length < like.length && d.every((x, i) => x === like[i]) ? like : d] as const);
   const args: TritonArg[] = params.map((p) => {
     if (tensors.has(p.name)) {
       const dims = shaped.find(([t]) => t === p.name)![1];

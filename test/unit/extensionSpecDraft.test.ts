@@ -176,6 +176,15 @@ describe('draftSpec for Triton', () => {
     expect(draft.text).toMatch(/^# Reference: none could be derived/m);
   });
 
+  it('reads a dimension the launcher leaves unnamed from the stride it passes and the kernel\'s mask (the example matmul)', () => {
+    const text = readFileSync('examples/triton/matmul/matmul.py', 'utf8');
+    const { draft } = draftFor('matmul_kernel', 'matmul.py', text);
+    pythonParses(draft.text);
+    expect(draft.text).toMatch(/# a: \(M, K\)$/m);
+    expect(draft.text).toMatch(/# b: \(K, N\)$/m);
+    expect(draft.text).toMatch(/# c: \(M, N\), written by the kernel$/m);
+  });
+
   it('takes the dtypes the workspace calls the launcher with', () => {
     const { draft } = draftFor('bias_gelu_kernel', 'bias_gelu.py', BIAS_GELU.replace(/\.to\(tl\.float32\)/g, ''), ['x = torch.randn(8, 8, dtype=torch.bfloat16)\nbias_gelu(x, b)']);
     expect([...draft.text.matchAll(/"dtype": "(\w+)"/g)].map((m) => m[1])).toEqual(['bfloat16', 'bfloat16', 'bfloat16']);
