@@ -308,6 +308,9 @@ def main(job_file: Optional[str]) -> int:
         sys.stdout.write(json.dumps(envelope("harness_error", message=f"Bad job: {e}")) + "\n")
         return 2
     run = JobRun(job, owner=os.getppid())
+    # A host that is gone (an editor killed mid-run) ends the job: its judge, orphaned, ends in turn.
+    from .parent_watch import exit_with_parent
+    exit_with_parent()
 
     def stop(_signum: int, _frame: Any) -> None:
         run.cancel()

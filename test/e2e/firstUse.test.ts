@@ -226,10 +226,10 @@ describe('first use in code-server', () => {
     let harness: { pid: number; cmd: string }[] = [];
     while (Date.now() < deadline) {
       harness = tree(server.pid).filter((p) => /kernelevolve_harness/.test(p.cmd));
-      if (harness.some((p) => / evaluate /.test(p.cmd))) break;
+      if (harness.some((p) => / (evaluate|run-job) /.test(p.cmd))) break;
       await server.page.waitForTimeout(200);
     }
-    expect(harness.some((p) => / evaluate /.test(p.cmd)), 'a judge was running').toBe(true);
+    expect(harness.some((p) => / (evaluate|run-job) /.test(p.cmd)), 'a judge was running').toBe(true);
     const extHost = tree(server.pid).filter((p) => /extensionHost|type=extensionHost/.test(p.cmd));
     // The editor dies: code-server and its extension host killed outright, no chance to clean up.
     for (const p of [server.pid, ...extHost.map((e) => e.pid)]) {
