@@ -1,4 +1,4 @@
-// `npm test`: the harness's pytest suite, the TypeScript suites (unit, integration, e2e), then one
+// `npm test`: lint (eslint, ruff), the harness's pytest suite, the TypeScript suites (unit, integration, e2e), then one
 // closing line `N passed, N failed` that counts every suite.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, mkdirSync } from 'node:fs';
@@ -29,6 +29,11 @@ function run(name, cmd, args, env = {}) {
 }
 
 if (want('typecheck')) run('typecheck', 'npx', ['tsc', '--noEmit', '-p', '.']);
+// the few lint rules that catch real bugs (eslint.config.mjs, scripts/ruff.mjs)
+if (want('lint')) {
+  run('eslint', 'npx', ['eslint']);
+  run('ruff', 'node', ['scripts/ruff.mjs']);
+}
 if (want('build')) run('build', 'node', ['scripts/build.mjs']);
 
 if (want('harness')) {

@@ -22,7 +22,7 @@ def tolerance(dtype: str, ref: np.ndarray, spec_tol: Dict[str, float]) -> Tuple[
         atol = spec_tol["atol"]
     else:
         finite = ref[np.isfinite(ref)] if ref.size else ref
-        rms = float(np.sqrt(np.mean(np.abs(finite.astype(np.complex128 if finite.dtype.kind == "c" else np.float64)) ** 2))) if finite.size else 0.0
+        rms = float(np.sqrt(np.mean(np.abs(finite.astype(np.complex128 if finite.dtype.kind == "c" else np.float64)) ** 2))) if finite.size else 0.0  # noqa: E501
         atol = rtol * max(rms, 1e-30)
     return float(rtol), float(atol)
 
@@ -150,7 +150,7 @@ def compare(k: int, cand: np.ndarray, cand_dtype: str, ref: np.ndarray, ref_dtyp
         flat_index = np.flatnonzero(r_finite.reshape(-1))[worst]
         idx = np.unravel_index(int(flat_index), ref.shape)
         n_bad = int((excess > 1.0).sum())
-        return (f"output {k} is {c[idx]:.6g} instead of {r[idx]:.6g} at index {_where(idx)} (error {diff[worst]:.3g} there, max error {float(diff.max()):.3g}, "
+        return (f"output {k} is {c[idx]:.6g} instead of {r[idx]:.6g} at index {_where(idx)} (error {diff[worst]:.3g} there, max error {float(diff.max()):.3g}, "  # noqa: E501
                 f"{n_bad} of {ref.size} elements out of tolerance, norm-relative error {norm_rel:.3g}; "
                 f"rtol={rtol:g}, atol={atol:.3g})")
     return None

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
-import os
 import random
 import sys
 import uuid

@@ -28,7 +28,7 @@ RULES: List[Tuple[str, str]] = [
     (_WORD.format(r"syscall|__asm__|__asm|asm"), "a raw system call or inline assembly"),
     (_WORD.format(r"dlopen|dlsym|dlvsym|dlclose|dl_iterate_phdr|RTLD_\w+"), "dynamic loading"),
     (_WORD.format(r"mmap|munmap|mprotect|mremap|madvise|brk|sbrk|shm_open|shmget"), "memory mapping"),
-    (_CALL.format(r"(?:open|openat|creat|fopen|freopen|fdopen|read|write|pread|pwrite|close|ioctl|fcntl|lseek|unlink|remove|rename|dup|dup2|pipe|socket|connect|send|recv)"), "file or descriptor I/O"),
+    (_CALL.format(r"(?:open|openat|creat|fopen|freopen|fdopen|read|write|pread|pwrite|close|ioctl|fcntl|lseek|unlink|remove|rename|dup|dup2|pipe|socket|connect|send|recv)"), "file or descriptor I/O"),  # noqa: E501
     (_WORD.format(r"getenv|secure_getenv|setenv|putenv|unsetenv|environ"), "the environment"),
     (_WORD.format(r"setjmp|longjmp|sigsetjmp|siglongjmp|_setjmp|_longjmp"), "non-local jumps"),
     (r"__attribute__\s*\(\(.*\b(?:constructor|destructor|section|ifunc|alias)\b", "a load-time constructor or section attribute"),
@@ -37,8 +37,8 @@ RULES: List[Tuple[str, str]] = [
     (r"##", "token pasting (##), which hides names from these checks"),
     (_WORD.format(r"__builtin_(?:frame_address|return_address|extract_return_addr|trap|unreachable)"), "a stack or control-flow builtin"),
     (_WORD.format(r"Py[A-Z_]\w*|_Py\w*"), "the Python C API"),
-    (_WORD.format(r"cblas_\w+|[sdcz]gemm_?|[sdcz]gemv_?|mkl_\w+|MKL_\w+|openblas_\w+|Eigen|cublas\w*|cublasLt\w*|cudnn\w*|cutlass|cufft\w*|cusparse\w*|curand\w*|thrust|cub\s*::|at\s*::|torch\s*::|ATen|c10\s*::"), "a library fallback"),
-    (_WORD.format(r"cudaStream\w*|cudaLaunchHostFunc|cudaDeviceSetLimit|cudaDeviceReset|cudaSetDevice|cudaDeviceSetCacheConfig|cudaGraph\w*|cudaEvent\w*|cudaMallocHost|cudaHostAlloc|cudaHostRegister|cudaDeviceSynchronize|cudaMemcpyAsync|cudaMemsetAsync|cudaStreamAddCallback|cudaSetDeviceFlags|cudaIpc\w*|cu[A-Z]\w+"), "a CUDA stream, host callback or device-control call"),
+    (_WORD.format(r"cblas_\w+|[sdcz]gemm_?|[sdcz]gemv_?|mkl_\w+|MKL_\w+|openblas_\w+|Eigen|cublas\w*|cublasLt\w*|cudnn\w*|cutlass|cufft\w*|cusparse\w*|curand\w*|thrust|cub\s*::|at\s*::|torch\s*::|ATen|c10\s*::"), "a library fallback"),  # noqa: E501
+    (_WORD.format(r"cudaStream\w*|cudaLaunchHostFunc|cudaDeviceSetLimit|cudaDeviceReset|cudaSetDevice|cudaDeviceSetCacheConfig|cudaGraph\w*|cudaEvent\w*|cudaMallocHost|cudaHostAlloc|cudaHostRegister|cudaDeviceSynchronize|cudaMemcpyAsync|cudaMemsetAsync|cudaStreamAddCallback|cudaSetDeviceFlags|cudaIpc\w*|cu[A-Z]\w+"), "a CUDA stream, host callback or device-control call"),  # noqa: E501
     (r"/proc\b|/dev/|/sys/", "a path to system files"),
 ]
 

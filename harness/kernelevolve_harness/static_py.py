@@ -111,7 +111,7 @@ class _Scan(ast.NodeVisitor):
         if name.startswith("triton.language"):
             return  # the kernel language itself, including tl.extra libdevice
         bad = [p for p in parts[1:] if p in FORBIDDEN_IMPORT_PARTS or p.startswith("_")]
-        if leaf and parts[-1] in TORCH_ALLOWED | {"language", "jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "constexpr"}:
+        if leaf and parts[-1] in TORCH_ALLOWED | {"language", "jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "constexpr"}:  # noqa: E501
             bad = [p for p in bad if p != parts[-1]]
         if not ok or bad:
             self.add(f"an import outside the allowed modules ({name})", node)

@@ -4,7 +4,7 @@ inputs moved into the guarded buffers, scaled) equal what the reference computes
 scale; and end to end, the baseline judged against itself is ok while a candidate that mishandles the kind is
 caught. docs/harness.md lists the kinds and these tests."""
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import numpy as np
 import pytest

@@ -162,6 +162,6 @@ def test_a_judge_killed_from_outside_takes_its_hanging_worker_with_it(harness: H
     deadline = time.time() + 10
     alive = spinning
     while alive and time.time() < deadline:
-        alive = [p for p in spinning if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0]]
+        alive = [p for p in spinning if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0]]  # noqa: E501
         time.sleep(0.2)
     assert not alive, f"workers {alive} outlived their judge"

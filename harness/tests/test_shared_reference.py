@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, List
+from typing import List
 
 from conftest import HARNESS, MM_SPEC, NAIVE, Harness, mm_source
 from test_warm_workers import run_judge, running, server_pid, until, warm_dir  # noqa: F401 (fixture)

@@ -75,7 +75,7 @@ def main():
                 comm, ppid, own, children = read_stat(pid)
             except (OSError, ValueError, IndexError):
                 continue
-            if pid not in last and len(commands) < 300 and time.time() - t0 > interval * 2 and not comm.startswith(("python", "node", "top", "sleep",
+            if pid not in last and len(commands) < 300 and time.time() - t0 > interval * 2 and not comm.startswith(("python", "node", "top", "sleep",  # noqa: E501
                                                                                   "nvidia-smi", "bash", "sh")):
                 try:
                     with open(f"/proc/{pid}/cmdline", "rb") as f:

@@ -4,7 +4,7 @@ other allocations between them; an L2 flush and CUDA events around each call, ro
 60 rounds; the median per (copy, pair). Run from the repository root on the GPU machine:
     python3 scripts/gpu/placement.py
 (docs/benchmarks.md: why the harness times both kernels in the same buffers)"""
-import os, random, shutil, statistics, sys, tempfile
+import os, random, statistics, sys, tempfile
 sys.path.insert(0, "harness")
 import torch
 from kernelevolve_harness.spec import import_spec

@@ -1,7 +1,6 @@
 """Prints the table of scripts/gpu/bench.sh from what it left in its output folder."""
 import glob
 import json
-import math
 import os
 import statistics
 import sys

@@ -165,7 +165,10 @@ export class EvolutionRun {
       runDir: this.opts.runDir,
       candidates: this.candidates.length,
       baseline: this.baseline?.verdict,
-      best: b?.verdict ? { id: b.id, speedup: scoreOf(b), ...(scoreInterval(b) ? { interval: scoreInterval(b) } : {}), operator: b.operator, status: b.verdict.status, confirmed: isConfirmed(b) } : undefined,
+      best: b?.verdict ? {
+        id: b.id, speedup: scoreOf(b), ...(scoreInterval(b) ? { interval: scoreInterval(b) } : {}),
+        operator: b.operator, status: b.verdict.status, confirmed: isConfirmed(b),
+      } : undefined,
     };
   }
 

@@ -165,7 +165,10 @@ export function registerCommands(ctx: CommandContext, reg: CommandRegistrar = (i
     const doc = await vscode.workspace.openTextDocument(uri).then(undefined, () => undefined);
     if (!doc) throw new UserFacingError(`${run.view.sourcePath} no longer exists; the variant cannot be applied.`);
     const grammar = grammarFor(doc.languageId) ?? grammarFor(doc.fileName) ?? 'cpp';
-    const plan = planAccept({ locator: await KernelLocator.get(), grammar, kernel: run.view.kernel, fileLabel: path.basename(uri.fsPath), baseline: base.source, candidate: c.source, current: doc.getText() });
+    const plan = planAccept({
+      locator: await KernelLocator.get(), grammar, kernel: run.view.kernel, fileLabel: path.basename(uri.fsPath),
+      baseline: base.source, candidate: c.source, current: doc.getText(),
+    });
     if (!plan.ok) throw new UserFacingError(plan.reason);
     const expected = applyEdits(doc.getText(), plan.edits);
     await vscode.window.showTextDocument(doc, { preview: false });

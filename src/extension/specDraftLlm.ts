@@ -4,7 +4,8 @@ import { parseSpecText } from '../engine/spec';
 import type { LlmClient } from '../engine/llm/llmClient';
 import type { SpecDraft } from './specDraft';
 
-export async function refineSpecWithLlm(client: LlmClient, draft: SpecDraft, sourceName: string, sourceText: string, kernel: string, signal?: AbortSignal): Promise<SpecDraft & { refined: boolean; note?: string }> {
+export async function refineSpecWithLlm(client: LlmClient, draft: SpecDraft, sourceName: string, sourceText: string, kernel: string,
+  signal?: AbortSignal): Promise<SpecDraft & { refined: boolean; note?: string }> {
   const prompt = [
     `Write a KernelEvolve spec (a Python file) for the kernel \`${kernel}\` in \`${sourceName}\`.`,
     'A spec defines BACKEND, SOURCE (the source file name), KERNEL, SHAPES (list of dicts, include odd sizes),',

@@ -83,7 +83,7 @@ export class HostPool implements Evaluator {
         .filter((s) => s.busy < s.host.slots && s.downUntil <= now)
         .sort((a, b) => a.busy / a.host.slots - b.busy / b.host.slots)[0];
       if (!free) break;
-      this.run(free, this.queue.shift()!);
+      void this.run(free, this.queue.shift()!); // settles its job itself, whatever happens
     }
     if (this.queue.length) {
       const allDownSince = this.states.every((s) => s.firstFailureAt !== undefined)

@@ -111,7 +111,7 @@ suite('Write a kernel for a PyTorch or numpy operator', () => {
       assert.match(readFileSync(kernelFile, 'utf8'), /def scaled_relu_kernel\(x, w\):/);
       const module = readFileSync(modulePath(), 'utf8');
       assert.match(module, /from mylib_scaled_relu_kernel import scaled_relu_kernel/);
-      assert.match(module, /    return scaled_relu_kernel\(x, w\)/);
+      assert.match(module, / {4}return scaled_relu_kernel\(x, w\)/);
       assert.doesNotMatch(module, /np\.maximum/, 'the body calls the kernel (no fallback was asked for)');
     } finally {
       await server.stop();

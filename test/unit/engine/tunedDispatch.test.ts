@@ -38,7 +38,7 @@ describe('a dispatch by shape, with the original computation as the fallback', (
     expect(lines.length).toBe(src.split('\n').length + tableLines);
     const at = src.split('\n').findIndex((l) => /^(?:@|def |class )/.test(l));
     const changedLines = lines.filter((l, i) => l !== src.split('\n')[i < at ? i : i - tableLines]);
-    expect(changedLines.filter((l) => !l.includes('KERNELEVOLVE') && !/^    \(|^}|^# |^$/.test(l))).toEqual([]);
+    expect(changedLines.filter((l) => !l.includes('KERNELEVOLVE') && !/^ {4}\(|^}|^# |^$/.test(l))).toEqual([]);
   });
 
   it('picks the table\'s configuration for a listed shape and the original one for any other', () => {
