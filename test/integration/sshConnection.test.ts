@@ -35,19 +35,6 @@ function hostBlock(alias: string, knownHosts: string, extra = ''): string {
     `  UserKnownHostsFile ${knownHosts}\n  GlobalKnownHostsFile none\n  IdentityAgent none\n${extra}`;
 }
 
-/** Pids whose command line matches, read from /proc (as `pgrep -f`, without needing procps). */
-function pgrep(pattern: string): string[] {
-  const re = new RegExp(pattern);
-  return fs.readdirSync('/proc').filter((p) => {
-    if (!/^\d+$/.test(p)) return false;
-    try {
-      return re.test(fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim());
-    } catch {
-      return false;
-    }
-  });
-}
-
 async function until(ok: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
