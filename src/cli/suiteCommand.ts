@@ -53,8 +53,8 @@ interface Judged {
   totalS: number;
 }
 
-/** Every judgement in a run folder, the baseline's included. */
-function judgements(runDir: string): Judged[] {
+/** Every judgement in a run folder, the baseline's and the leaders' confirmations included. */
+export function judgements(runDir: string): Judged[] {
   let text = '';
   try {
     text = fs.readFileSync(path.join(runDir, 'verdicts.jsonl'), 'utf8');
@@ -66,7 +66,8 @@ function judgements(runDir: string): Judged[] {
     if (!line.trim()) continue;
     try {
       const rec = JSON.parse(line);
-      const v = rec.verdict ?? rec;
+      // a leader judged once more is stored as {id, confirmation}: it counts like any judgement of that id
+      const v = rec.verdict ?? rec.confirmation ?? rec;
       out.push({ id: rec.id, status: v.status, speedup: v.speedup, reason: v.reason, totalS: Number(v.stages?.total_s ?? 0) });
     } catch {
       // a line cut off by a crash: that judgement is not counted
@@ -76,7 +77,7 @@ function judgements(runDir: string): Judged[] {
 }
 
 /** The correct candidate (not the problem itself) with the best speedup, each judged more than once counted at its lowest. */
-function bestCorrect(judged: Judged[]): { id: string; speedup: number } | undefined {
+export function bestCorrect(judged: Judged[]): { id: string; speedup: number } | undefined {
   const lowest = new Map<string, number>();
   const failed = new Set<string>();
   for (const j of judged) {

@@ -47,7 +47,7 @@ for run in sorted(glob.glob(os.path.join(sys.argv[1], "*", "run"))):
     problem = os.path.basename(os.path.dirname(run))
     for line in open(os.path.join(run, "verdicts.jsonl")):
         rec = json.loads(line)
-        v = rec.get("verdict") or {}
+        v = rec.get("verdict") or rec.get("confirmation") or {}
         src = open(os.path.join(run, "candidates", rec["id"] + ".py")).read()
         doc = re.match(r'"""(.*?)[.:\n]', src, re.S)
         what = "the problem itself" if rec["id"] == "c0000" else (doc.group(1).strip()[:40] if doc else "?")
