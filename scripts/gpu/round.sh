@@ -16,7 +16,7 @@ fi
 export PYTHONUNBUFFERED=1
 export KERNELEVOLVE_WARM_OWNER=$$
 {
-  date -u +"%Y-%m-%d %H:%M UTC"; echo "commit ${COMMIT:-unknown} (pass COMMIT=$(git rev-parse --short HEAD): the copy on the GPU machine may carry another .git)"
+  date -u +"%Y-%m-%d %H:%M UTC"; echo "commit ${COMMIT:-unknown}"  # passed in: the copy's .git on the GPU machine may name another commit
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
 } 2>&1 | tee "$OUT/round.log"
