@@ -59,7 +59,7 @@ describe('kernelevolve evolve (local host, real harness)', () => {
     // the leaders were judged once more: the best's figure is the lower of its two measurements
     expect(obj.best.confirmed).toBe(true);
     expect(r.stderr).toMatch(new RegExp(`${obj.best.id} judged again: [\\d.]+x, confirmed`));
-    expect(r.stderr).toMatch(/confirmed: the lower of its 2 measurements/);
+    expect(r.stderr).toMatch(/confirmed: the lowest of 2 evaluations/);
     // the probes alone find block sizes far better than 64/16/16
     expect(obj.best.speedup).toBeGreaterThan(1.5);
     expect(r.code).toBe(0);
