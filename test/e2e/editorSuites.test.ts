@@ -48,8 +48,6 @@ describe('in-editor suites in code-server', () => {
       'Activation activate() takes at most 100 ms; the core loads on first use',
       'Settings a broken host entry is reported with the field and what to write',
       'Spec drafting Evolve on a kernel without a spec drafts one beside it and opens it before any run',
-      'Accepting a variant Accept shows the variant as an inline diff; each change is accepted or rejected on its own; nothing is saved',
-      'Accepting a variant one Undo of an accepted variant leaves the file clean, and the lens offers the variant again',
       'Side panel says ready when shown, and again after being hidden and shown',
       'Host commands Profile Kernel at Cursor judges the kernel and opens a profile report tab',
       'Run lifecycle Stop ends a running run after confirming its leaders; Resume continues it; a second Stop ends it at once',
