@@ -184,7 +184,12 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T | undefined> {
   }
 }
 
-export function registerWriteKernel(ctx: WriteKernelContext, reg: (id: string, fn: (...args: any[]) => unknown) => vscode.Disposable = (id, fn) => vscode.commands.registerCommand(id, fn)): vscode.Disposable[] {
+type Register = (id: string, fn: (...args: any[]) => unknown) => vscode.Disposable;
+
+export function registerWriteKernel(
+  ctx: WriteKernelContext,
+  reg: Register = (id, fn) => vscode.commands.registerCommand(id, fn),
+): vscode.Disposable[] {
   return [
     reg('kernelEvolve.writeKernel', (uri?: vscode.Uri, line?: number) => guarded(async () => {
       const settings = readSettings(uri ?? vscode.window.activeTextEditor?.document.uri);
