@@ -72,6 +72,19 @@ export interface RunDelta {
   log?: RunView['log'];
 }
 
+/** The kernel's best correct variant on one kind of hardware, across the runs stored in the workspace. */
+export interface HardwareWinnerRow {
+  /** The `hardware` of the host that judged it (`nvidia-h200`, ...; `unknown hardware` when its host named none). */
+  hardware: string;
+  runId: string;
+  candidateId: string;
+  speedup: number;
+  interval?: [number, number];
+  confirmed?: boolean;
+  operator: string;
+  mode?: string;
+}
+
 export interface DiffToken {
   text: string;
   /** Colours for light and dark themes (absent: the editor's foreground). */
@@ -136,11 +149,13 @@ const request = <M extends string, P, R>(method: M): RequestType<M, P, R> => ({ 
 
 // host -> webview
 /** The full state, sent after every `ready` (first load, reload, and show after hide). */
-export const StateSnapshot = notification<'state/snapshot', { runs: RunHeader[]; selectedRunId?: string; run?: RunView }>('state/snapshot');
+export const StateSnapshot = notification<'state/snapshot', { runs: RunHeader[]; selectedRunId?: string; run?: RunView; winners?: HardwareWinnerRow[] }>('state/snapshot');
 /** Incremental update of one run. */
 export const RunUpdated = notification<'run/updated', RunDelta>('run/updated');
 /** The list of runs changed (a run started, a past run was found). */
 export const RunsListed = notification<'runs/listed', { runs: RunHeader[] }>('runs/listed');
+/** The shown run's kernel has new winners by hardware (a run of it ended). */
+export const WinnersListed = notification<'winners/listed', { runId: string; winners: HardwareWinnerRow[] }>('winners/listed');
 /** The host wants a candidate selected (e.g. from a CodeLens). */
 export const CandidateFocused = notification<'candidate/focused', { runId: string; id: string }>('candidate/focused');
 

@@ -4,13 +4,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { deviceDispatch, hardwareWinners } from '../engine/hardwareWinners';
+import { formatSpeedup } from '../engine/pairedScore';
 import type { KernelSpec } from '../engine/spec';
 
 export function hardwareReport(runDir: string, spec: KernelSpec, baselineSource: string): string {
   const winners = hardwareWinners(path.dirname(runDir), spec);
   if (winners.length < 2) return '';
   const lines = [`winners by hardware for ${spec.kernel}:`];
-  for (const w of winners) lines.push(`  ${w.hardware.padEnd(20)} ${w.speedup.toFixed(2)}x  ${w.candidateId} of run ${w.runId}${w.mode ? ` (${w.operator}/${w.mode})` : ''}`);
+  for (const w of winners) lines.push(`  ${w.hardware.padEnd(20)} ${formatSpeedup(w.speedup, w.interval)}${w.confirmed ? ' confirmed' : ''}  ${w.candidateId} of run ${w.runId}${w.mode ? ` (${w.operator}/${w.mode})` : ''}`);
   if (spec.backend !== 'triton') return lines.join('\n');
   const d = deviceDispatch(baselineSource, spec.sourcePath, winners);
   if ('error' in d) {

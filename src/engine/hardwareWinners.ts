@@ -4,7 +4,9 @@
 // can be written, instead of one hardware's winner overwriting another's.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Verdict } from '../contract/verdict';
 import { detectKnobs, type KnobValues } from './knobs';
+import { scoreInterval, type Interval } from './pairedScore';
 import type { RunRecord } from './runStore';
 import { cudaCapabilityOf, writeDispatch, type DispatchResult } from './tunedDispatch';
 
@@ -14,6 +16,10 @@ export interface HardwareWinner {
   runDir: string;
   candidateId: string;
   speedup: number;
+  /** The score's 95% interval (that of the evaluation the score comes from). */
+  interval?: Interval;
+  /** Judged again at the end of its run and correct every time. */
+  confirmed?: boolean;
   operator: string;
   mode?: string;
   /** The tuner's knob values, when the winner is a plain tuned setting. */
@@ -27,6 +33,29 @@ function readJson<T>(file: string): T | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The candidate's verdict and confirmations as verdicts.jsonl records them (the file alone says what was judged). */
+function judgements(dir: string, id: string): { verdict?: Verdict; confirmations: Verdict[] } {
+  let text = '';
+  try {
+    text = fs.readFileSync(path.join(dir, 'verdicts.jsonl'), 'utf8');
+  } catch {
+    return { confirmations: [] };
+  }
+  const out: { verdict?: Verdict; confirmations: Verdict[] } = { confirmations: [] };
+  for (const line of text.split('\n')) {
+    if (!line.includes(`"${id}"`)) continue;
+    try {
+      const j = JSON.parse(line) as { id: string; verdict?: Verdict; confirmation?: Verdict };
+      if (j.id !== id) continue;
+      if (j.confirmation) out.confirmations.push(j.confirmation);
+      else if (j.verdict) out.verdict = j.verdict;
+    } catch {
+      // a line cut short by a kill
+    }
+  }
+  return out;
 }
 
 /**
@@ -51,7 +80,10 @@ export function hardwareWinners(runsRoot: string, kernel: { sourcePath: string; 
     const host = record.hosts.find((h) => h.name === meta?.placement?.host) ?? (record.hosts.length === 1 ? record.hosts[0] : undefined);
     const hardware = host?.hardware ?? 'unknown hardware';
     const plain = meta?.knobs && Object.values(meta.knobs).every((v) => typeof v === 'number') ? (meta.knobs as KnobValues) : undefined;
+    const judged = judgements(dir, record.best.id);
+    const interval = scoreInterval(judged);
     const w: HardwareWinner = { hardware, runId: record.runId, runDir: dir, candidateId: record.best.id, speedup: record.best.speedup,
+      ...(interval ? { interval } : {}), ...(judged.confirmations.length && interval ? { confirmed: true } : {}),
       operator: meta?.operator ?? record.best.operator, mode: meta?.mode, knobs: plain, finishedAt: record.updatedAt };
     const held = best.get(hardware);
     if (!held || w.speedup > held.speedup || (w.speedup === held.speedup && w.finishedAt > held.finishedAt)) best.set(hardware, w);

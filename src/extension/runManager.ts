@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Candidate } from '../engine/candidate';
 import type { KernelSpec } from '../engine/spec';
-import type { CandidateDetails, RunDelta, RunHeader } from '../protocol';
+import { hardwareWinners } from '../engine/hardwareWinners';
+import type { CandidateDetails, HardwareWinnerRow, RunDelta, RunHeader } from '../protocol';
 import { candidateDetails, isAcceptable } from './candidateView';
 import { DisposableStore } from './disposables';
 import { listStoredRuns, runEvolution, type EvolveRequest } from './engineRunner';
@@ -182,6 +183,16 @@ export class RunManager implements vscode.Disposable {
     const c = run?.candidates.get(id);
     if (!run || !c) throw new Error(`Candidate ${id} of run ${runId} is not known (was the run store deleted?).`);
     return candidateDetails(runId, c, run.baseline, run.view.sourcePath);
+  }
+
+  /** The winners by hardware of the run's kernel, across the runs stored beside it (its own included). */
+  winnersFor(runId: string): HardwareWinnerRow[] {
+    const run = this.runs.get(runId);
+    if (!run) return [];
+    return hardwareWinners(path.dirname(run.view.runDir), { sourcePath: run.view.sourcePath, kernel: run.view.kernel }).map((w) => ({
+      hardware: w.hardware, runId: w.runId, candidateId: w.candidateId, speedup: w.speedup, operator: w.operator,
+      ...(w.interval ? { interval: w.interval } : {}), ...(w.confirmed ? { confirmed: true } : {}), ...(w.mode ? { mode: w.mode } : {}),
+    }));
   }
 
   /** The best acceptable variant of the newest run on this kernel that the user has not dismissed. */

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import {
   AcceptCandidate, CandidateFocused, GetCandidateDetails, OpenProfileReport, PreviewCandidate, Ready, ResumeRun,
-  RunsListed, RunUpdated, SelectRun, StateSnapshot, StopRun,
+  RunsListed, RunUpdated, SelectRun, StateSnapshot, StopRun, WinnersListed,
   type Envelope, type NotificationType, type ParamsOf,
 } from '../protocol';
 import { DisposableStore } from './disposables';
@@ -37,7 +37,11 @@ export class SidePanel implements vscode.WebviewViewProvider, vscode.Disposable 
     this.store.add(runs.onDidChangeRuns((started) => {
       if (started) this.selectedRunId = started;
       if (started) this.sendSnapshot();
-      else this.post(RunsListed, { runs: this.runs.headers() });
+      else {
+        this.post(RunsListed, { runs: this.runs.headers() });
+        // a run that ended may have set a new winner for its hardware
+        if (this.selectedRunId && this.view && this.ready) this.post(WinnersListed, { runId: this.selectedRunId, winners: this.runs.winnersFor(this.selectedRunId) });
+      }
     }));
   }
 
@@ -74,7 +78,8 @@ export class SidePanel implements vscode.WebviewViewProvider, vscode.Disposable 
     const runs = this.runs.headers();
     if (!this.selectedRunId || !this.runs.get(this.selectedRunId)) this.selectedRunId = runs.sort((a, b) => b.startedAt - a.startedAt)[0]?.runId;
     const run = this.selectedRunId ? this.runs.get(this.selectedRunId)?.view : undefined;
-    this.post(StateSnapshot, { runs, selectedRunId: this.selectedRunId, run });
+    const winners = this.selectedRunId ? this.runs.winnersFor(this.selectedRunId) : [];
+    this.post(StateSnapshot, { runs, selectedRunId: this.selectedRunId, run, winners });
   }
 
   private async receive(m: Envelope): Promise<void> {

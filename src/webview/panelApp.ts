@@ -3,7 +3,7 @@
 // deltas); the panel keeps nothing the host cannot replay.
 import {
   AcceptCandidate, CandidateFocused, GetCandidateDetails, OpenProfileReport, PreviewCandidate, ResumeRun,
-  RunsListed, RunUpdated, SelectRun, StateSnapshot, StopRun, type RunHeader, type RunView,
+  RunsListed, RunUpdated, SelectRun, StateSnapshot, StopRun, WinnersListed, type HardwareWinnerRow, type RunHeader, type RunView,
 } from '../protocol';
 import { CandidateTable } from './candidateTable';
 import { renderDetails } from './candidateDetails';
@@ -12,15 +12,20 @@ import { LineageTree } from './lineageTree';
 import type { PanelClient } from './panelClient';
 import { applyDelta, formatSpeedup, rowIndex } from '../runModel';
 import { SpeedupChart } from './speedupChart';
+import { WinnersByHardware } from './winnersByHardware';
 
 export class PanelApp {
   private runs: RunHeader[] = [];
   private run: RunView | undefined;
   private index = new Map<string, number>();
   private selected: string | undefined;
+  private winners: HardwareWinnerRow[] = [];
+  /** A winner of another run was clicked: selected once that run's snapshot arrives. */
+  private pendingSelection: { runId: string; id: string } | undefined;
   private readonly table: CandidateTable;
   private readonly chart = new SpeedupChart();
   private readonly tree: LineageTree;
+  private readonly winnersView: WinnersByHardware;
   private readonly header = h('div', { class: 'run-header', 'data-testid': 'run-header' });
   private readonly runPicker = h('div', { class: 'run-picker' });
   private readonly details = h('div', { class: 'details', 'data-testid': 'details' });
@@ -32,12 +37,25 @@ export class PanelApp {
   constructor(private readonly root: HTMLElement, private readonly client: PanelClient, private readonly schedule: (fn: () => void) => void = (fn) => requestAnimationFrame(fn)) {
     this.table = new CandidateTable((id) => this.selectCandidate(id), schedule);
     this.tree = new LineageTree((id) => this.selectCandidate(id));
+    this.winnersView = new WinnersByHardware((runId, id) => {
+      if (runId === this.run?.runId) { this.table.reveal(id); this.selectCandidate(id); return; }
+      this.pendingSelection = { runId, id };
+      this.client.send(SelectRun, { runId });
+    });
     client.on(StateSnapshot, (p) => {
       this.runs = p.runs;
       this.run = p.run;
+      this.winners = p.winners ?? [];
       this.index = p.run ? rowIndex(p.run) : new Map();
+      if (this.pendingSelection && this.pendingSelection.runId === p.run?.runId && this.index.has(this.pendingSelection.id)) this.selected = this.pendingSelection.id;
+      this.pendingSelection = undefined;
       if (this.selected && !this.index.has(this.selected)) this.selected = undefined;
       this.renderAll();
+    });
+    client.on(WinnersListed, (p) => {
+      if (p.runId !== this.run?.runId) return;
+      this.winners = p.winners;
+      this.winnersView.render(this.winners, this.run?.runId);
     });
     client.on(RunsListed, (p) => { this.runs = p.runs; this.renderPicker(); });
     client.on(RunUpdated, (delta) => {
@@ -54,7 +72,7 @@ export class PanelApp {
     });
     root.append(
       h('div', { class: 'panel' },
-        this.runPicker, this.empty, this.header,
+        this.runPicker, this.empty, this.header, this.winnersView.element,
         h('vscode-collapsible', { title: 'Best speedup over time', open: true, class: 'chart-section' }, this.chart.element),
         h('vscode-collapsible', { title: 'Candidates', open: true, class: 'table-section' }, this.table.element),
         h('vscode-collapsible', { title: 'Lineage', open: true, class: 'lineage-section' }, this.tree.element),
@@ -97,6 +115,7 @@ export class PanelApp {
     this.renderPicker();
     this.renderHeader();
     this.renderChart();
+    this.winnersView.render(this.run ? this.winners : [], this.run?.runId);
     this.table.setRows(this.run?.candidates ?? []);
     this.table.select(this.selected);
     if (this.run) this.tree.render(this.run.candidates, this.selected);

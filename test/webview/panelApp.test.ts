@@ -1,7 +1,7 @@
 // The side panel's logic in a DOM (happy-dom): the ready handshake, snapshot and incremental deltas, the
 // virtualized table with a thousand candidates, selection and details, and the commands it sends back.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AcceptCandidate, GetCandidateDetails, PreviewCandidate, StopRun, type CandidateDetails, type CandidateRow, type Envelope, type RunView } from '../../src/protocol';
+import { AcceptCandidate, GetCandidateDetails, PreviewCandidate, SelectRun, StopRun, type CandidateDetails, type CandidateRow, type Envelope, type RunView } from '../../src/protocol';
 import { PanelApp } from '../../src/webview/panelApp';
 import { PanelClient } from '../../src/webview/panelClient';
 
@@ -215,5 +215,32 @@ describe('PanelApp', () => {
     await flush();
     expect(root.querySelector('[data-testid="confirmation"]')!.textContent).toBe('lost its place: judged again it was wrong_result (max error 0.5 at shape n=64); measurements 2.40x, wrong_result');
     expect(root.querySelector('[data-testid="accept-candidate"]')).toBeNull();
+  });
+
+  it('lists the kernel\'s winners by hardware with figure and interval, and shows one when clicked', async () => {
+    const other = { ...run(3), runId: 'r0', startedAt: -10 };
+    const winners = [
+      { hardware: 'nvidia-a100', runId: 'r0', candidateId: 'c0007', speedup: 1.84, interval: [1.8, 1.88], confirmed: true, operator: 'tune', mode: 'tune' },
+      { hardware: 'nvidia-h200', runId: 'r1', candidateId: 'c0002', speedup: 2.31, interval: [2.2, 2.4], operator: 'tune' },
+    ];
+    notify('state/snapshot', { runs: [other, run(3)], selectedRunId: 'r1', run: run(3), winners });
+    const rows = () => Array.from(root.querySelectorAll<HTMLElement>('[data-testid="hardware-winner"]'));
+    expect(root.querySelector<HTMLElement>('.winners-section')!.hidden).toBe(false);
+    expect(rows().map((r) => r.textContent)).toEqual([
+      'nvidia-a100' + '1.84x (1.80-1.88) confirmed' + 'c0007 tune of r0',
+      'nvidia-h200' + '2.31x (2.20-2.40)' + 'c0002 tune (this run)',
+    ]);
+    // a winner of the run on screen is selected; one of another run asks for that run, then is selected in it
+    rows()[1].querySelector('a')!.click();
+    expect(tableRows().find((r) => r.dataset.id === 'c0002')!.classList.contains('selected')).toBe(true);
+    rows()[0].querySelector('a')!.click();
+    expect(host.sent.at(-1)).toEqual({ kind: 'command', method: SelectRun.method, params: { runId: 'r0' } });
+    notify('state/snapshot', { runs: [other, run(3)], selectedRunId: 'r0', run: { ...other, candidates: [row(0), row(7)] }, winners });
+    expect(tableRows().find((r) => r.dataset.id === 'c0007')!.classList.contains('selected')).toBe(true);
+    // a run ending updates the list; a kernel with no winner shows no section
+    notify('winners/listed', { runId: 'r0', winners: winners.slice(1) });
+    expect(rows().map((r) => r.dataset.hardware)).toEqual(['nvidia-h200']);
+    notify('winners/listed', { runId: 'r0', winners: [] });
+    expect(root.querySelector<HTMLElement>('.winners-section')!.hidden).toBe(true);
   });
 });

@@ -65,4 +65,22 @@ describe('winners per hardware', () => {
     const d = deviceDispatch(TRITON_MATMUL, 'matmul.py', [{ hardware: 'unknown hardware', runId: 'r', runDir: '/x', candidateId: 'c0003', speedup: 2, operator: 'tune', knobs: { BLOCK_M: 64 }, finishedAt: '' }]);
     expect(d).toEqual({ error: 'no winner can be chosen by device', left: ['unknown hardware: no CUDA compute capability known for it'] });
   });
+
+  it('gives each winner the interval of the evaluation its score comes from, and says when it was confirmed', () => {
+    const dir = path.join(root, 'run-by-hand');
+    fs.mkdirSync(path.join(dir, 'candidates'), { recursive: true });
+    const record = { format: 1, runId: 'by-hand', createdAt: '', updatedAt: '2026-12-01T10:00:00Z', status: 'finished', spec: { ...spec, kernel: 'hand_kernel' },
+      options: {}, hosts: [{ name: 'gpu', slots: 1, hardware: 'nvidia-l4' }], best: { id: 'c0004', speedup: 1.5, operator: 'tune', status: 'ok' },
+      counters: { used: 4, evaluated: 5, duplicates: 0, invalid: 0 } };
+    fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify(record));
+    fs.writeFileSync(path.join(dir, 'candidates', 'c0004.json'), JSON.stringify({ id: 'c0004', operator: 'tune', mode: 'tune', knobs: { num_warps: 8 }, placement: { host: 'gpu' } }));
+    const ok = (speedup: number, lo: number, hi: number) => ({ status: 'ok', reason: 'correct', speedup, speedup_interval: [lo, hi] });
+    fs.writeFileSync(path.join(dir, 'verdicts.jsonl'), [
+      { id: 'c0014', verdict: ok(9, 8, 10) },
+      { id: 'c0004', verdict: ok(1.7, 1.6, 1.8) },
+      { id: 'c0004', confirmation: ok(1.5, 1.42, 1.61) },
+    ].map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const [w] = hardwareWinners(root, { ...spec, kernel: 'hand_kernel' });
+    expect(w).toMatchObject({ hardware: 'nvidia-l4', candidateId: 'c0004', speedup: 1.5, interval: [1.42, 1.61], confirmed: true, knobs: { num_warps: 8 } });
+  });
 });
