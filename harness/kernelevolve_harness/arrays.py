@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import mmap
 import sys
 from typing import Any, List, Optional, Tuple
 
@@ -248,9 +249,9 @@ def npy_parts(a: np.ndarray) -> Tuple[bytes, memoryview]:
 
 
 def from_npy(b: Any) -> np.ndarray:
-    """An array read from .npy bytes. From a bytearray (what the channel receives) the array is a view of
-    those bytes, not a copy."""
-    if not isinstance(b, bytearray):
+    """An array read from .npy bytes. From a bytearray or an mmap (what the channel receives) the array is a view
+    of those bytes, not a copy."""
+    if not isinstance(b, (bytearray, mmap.mmap)):
         return np.load(io.BytesIO(b), allow_pickle=False)
     f = io.BytesIO(memoryview(b)[:1 << 16])
     version = np.lib.format.read_magic(f)

@@ -51,6 +51,21 @@ def test_arrays_cross_the_channel_unchanged():
     assert from_npy(bytes(blobs[0])).tolist() == ARRAYS[0].tolist()  # plain bytes are read the same way
 
 
+def test_large_blobs_arrive_on_fresh_pages_and_are_viewed_in_place():
+    from kernelevolve_harness.protocol import LARGE_BLOB
+    big = np.random.default_rng(4).standard_normal(3 * LARGE_BLOB // 8 + 5)  # float64, past the limit
+    small = np.arange(7, dtype=np.int32)
+    a, b = _pair()
+    sender = threading.Thread(target=lambda: a.send({"type": "call"}, [npy_parts(big), npy_parts(small)]))
+    sender.start()
+    _, blobs = b.recv(timeout=30)
+    sender.join()
+    got_big, got_small = from_npy(blobs[0]), from_npy(blobs[1])
+    assert np.array_equal(got_big, big) and np.array_equal(got_small, small)
+    assert np.shares_memory(got_big, np.frombuffer(blobs[0], dtype=np.uint8))  # a view, not a copy
+    assert len(blobs[0]) > LARGE_BLOB > len(blobs[1])
+
+
 def test_object_arrays_and_truncated_blobs_are_refused():
     header, data = npy_parts(np.zeros(4, dtype=np.float32))
     with pytest.raises(ValueError):
