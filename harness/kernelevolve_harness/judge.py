@@ -560,6 +560,11 @@ class Judge:
                 raise Verdict("runtime_error", f"The worker sent {header['type']!r} during timing.")
             received[i].append(header)
             self._note_phases(i, header)
+            if isinstance(header.get("host_waits"), int) and header["host_waits"] != 0:
+                # rounds set aside because a launch was still being queued when its timing began (-1: every one
+                # was, and the samples were kept as they were)
+                key = "host_waits" if header["host_waits"] > 0 else "host_bound_shapes"
+                self.stages[key] = self.stages.get(key, 0) + max(1, header["host_waits"])
 
     def _to_retime(self, received: List[List[Dict[str, Any]]], estimate: Any, goal: float) -> List[int]:
         """The shapes to time again (at most KERNELEVOLVE_RETIME_SHAPES, default 2, the least sure first)."""
@@ -601,6 +606,8 @@ class Judge:
             # more rounds while a shape's paired ratio is less sure than this (the 95% interval's relative half-width)
             "ratio_goal": _env_float("KERNELEVOLVE_RATIO_GOAL", 0.02),
             "max_samples_wide": 2 * int(os.environ.get("KERNELEVOLVE_MAX_SAMPLES", 100)),
+            # GPU, one call per sample: the buffer sets each pass turns through (the interval's clusters)
+            "buffer_sets": int(_env_float("KERNELEVOLVE_BUFFER_SETS", 4)),
         }
         rows: List[Dict[str, Any]] = []
         spreads: List[float] = []
@@ -679,7 +686,9 @@ class Judge:
             "speedup": speedup, "speedup_interval": list(overall_iv), "shapes": rows, "compile": self.compile_stats,
             "timing": {"method": method, "estimator": "median" if gpu else "lower quartile",
                        "lock": bool(self.opts.lock), "lock_held": held[0] if held else None,
-                       "paired": "interleaved rounds", "interval": f"{int(LEVEL * 100)}% bootstrap over rounds"},
+                       "paired": "interleaved rounds",
+                       "interval": f"{int(LEVEL * 100)}%: bootstrap over rounds, widened to the spread between buffer "
+                                   f"sets and passes"},
         }
         if self.opts.profile:
             from .profiling import profile
@@ -691,8 +700,11 @@ class Judge:
         return verdict
 
 
-def _pass(header: Dict[str, Any]) -> Tuple[List[float], List[float]]:
-    return header["samples"]["baseline"], header["samples"]["candidate"]
+def _pass(header: Dict[str, Any]) -> Tuple[List[float], List[float], List[int]]:
+    """A timed pass's samples, and the buffer set of each round (none named: one set)."""
+    sets = header.get("buffer_sets")
+    labels = [int(x) for x in sets] if isinstance(sets, list) and all(isinstance(x, int) for x in sets) else []
+    return header["samples"]["baseline"], header["samples"]["candidate"], labels
 
 
 def _env_float(name: str, default: float) -> float:

@@ -1,7 +1,9 @@
 """Paired ratios and their intervals (ratios.py): how sure a shape's speedup is, and when it is timed again."""
+import math
 import random
 
-from kernelevolve_harness.ratios import apart, combine, disagreeing, intervals, lower_quartile, median, shape_estimate, wide
+from kernelevolve_harness.ratios import (apart, between_spread, clusters, combine, disagreeing, intervals, lower_quartile,
+                                        median, shape_estimate, wide)
 
 
 def rounds(base: float, ratio: float, n: int, noise: float, seed: int = 1):
@@ -69,3 +71,75 @@ def test_an_unsure_shape_is_timed_again_and_its_passes_checked(harness, monkeypa
     assert v["status"] == "ok", v
     assert v["stages"]["retimed_shapes"] >= 2
     assert sorted(s.get("passes", 1) >= 2 for s in v["shapes"]) == [False, True, True]
+
+
+def self_judgement(rng: random.Random, shapes: int, sets: int, per_set: int, between: float, within: float):
+    """One synthetic evaluation of a kernel against itself on a GPU: each buffer set moves the candidate's time
+    against the baseline's by a log-normal factor (between), each sample by a smaller one (within)."""
+    out = []
+    for _ in range(shapes):
+        b, c, labels = [], [], []
+        effects = [rng.gauss(0.0, between) for _ in range(sets)]
+        for r in range(sets * per_set):
+            k = r % sets
+            drift = 1 + rng.uniform(-0.05, 0.05)
+            b.append(40.0 * drift * (1 + rng.gauss(0.0, within)))
+            c.append(40.0 * drift * math.exp(effects[k]) * (1 + rng.gauss(0.0, within)))
+            labels.append(k)
+        out.append([(b, c, labels)])
+    return out
+
+
+def covered(iv) -> bool:
+    return iv[0] <= 1.0 <= iv[1]
+
+
+def test_the_interval_includes_the_spread_between_buffer_sets() -> None:
+    # Buffer sets that move the ratio by ~1.5% each, rounds that say +-0.3%. One set per pass (as the worker
+    # timed before): the bootstrap over rounds misses 1.00 on most shapes. Four sets per pass, named: the spread
+    # between them, pooled over shapes, widens the interval, which covers 1.00 (95% aimed at).
+    rng = random.Random(7)
+    shapes_covered = overall_covered = rounds_only = total = 0
+    for _ in range(40):
+        ev = self_judgement(rng, shapes=4, sets=4, per_set=10, between=0.015, within=0.004)
+        shape_iv, overall = intervals(ev, median, rounds=100)
+        one_set = self_judgement(rng, shapes=4, sets=1, per_set=40, between=0.015, within=0.004)
+        bare_iv, _ = intervals(one_set, median, rounds=100)
+        shapes_covered += sum(covered(iv) for iv in shape_iv)
+        rounds_only += sum(covered(iv) for iv in bare_iv)
+        overall_covered += covered(overall)
+        total += len(ev)
+    assert shapes_covered / total >= 0.88, (shapes_covered, total)
+    assert overall_covered >= 36, overall_covered
+    assert rounds_only / total <= 0.5, (rounds_only, total)
+
+
+def test_steady_buffer_sets_keep_the_interval_narrow() -> None:
+    # no spread between sets: the interval stays within the +-2% goal (no needless re-timing) and still covers
+    rng = random.Random(11)
+    ev = self_judgement(rng, shapes=4, sets=4, per_set=12, between=0.0, within=0.003)
+    shape_iv, overall = intervals(ev, median, rounds=200)
+    for iv in shape_iv:
+        assert not wide(iv, 1.0, 0.02), iv
+    assert covered(overall)
+
+
+def test_passes_timed_again_feed_the_interval() -> None:
+    # CPU: one cluster per pass. Two shapes re-timed twice, whose passes disagree (the machine's state changed):
+    # their spread widens every shape's interval; with the passes alone (no re-timing) nothing is pooled.
+    a = rounds(1.0, 1.0, 30, 0.01, seed=1)
+    shifted = ([x * 1.06 for x in a[0]], a[1])
+    shapes = [[a, shifted, a], [shifted, a, shifted], [rounds(1.0, 1.0, 30, 0.01, seed=5)]]
+    pooled, _ = intervals(shapes, lower_quartile, rounds=100)
+    alone, _ = intervals([[p[0]] for p in shapes], lower_quartile, rounds=100)
+    for iv_pooled, iv_alone in zip(pooled, alone):
+        assert iv_pooled[1] - iv_pooled[0] > iv_alone[1] - iv_alone[0]
+    assert pooled[2][1] > 1.03  # the shape timed once is as unsure as a pass of the others
+
+
+def test_clusters_follow_the_buffer_set_of_each_round() -> None:
+    p = ([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1])
+    assert sorted(clusters(p)) == [([1.0, 3.0], [1.0, 3.0]), ([2.0, 4.0], [2.0, 4.0])]
+    assert clusters(([1.0, 2.0], [3.0, 4.0])) == [([1.0, 2.0], [3.0, 4.0])]
+    s, df, counts = between_spread([[p]], median)
+    assert df == 0 and counts == [0]  # clusters of two rounds say nothing

@@ -2,6 +2,8 @@
 baseline judged against itself. Per kernel: each run's geometric mean, the worst deviation from 1.00 of a shape
 whose baseline takes >= 10 us, and whether every reported interval (the geometric mean's and each shape's)
 covers 1.00; against the goals: every geometric mean within 1.00 +- 0.02, every shape >= 10 us within +- 0.03.
+Then the same as the table of docs/benchmarks.md (markdown), with the rounds set aside because a launch was still
+being queued when its timing began (stages.host_waits) and the shapes whose every launch was (host_bound_shapes).
 Usage: python3 scripts/gpu/fidelity_summary.py RAWDIR"""
 import json
 import os
@@ -13,7 +15,7 @@ def covers(iv: Any) -> bool:
     return isinstance(iv, list) and len(iv) == 2 and iv[0] <= 1.0 <= iv[1]
 
 
-def kernel_lines(name: str, verdicts: List[Dict[str, Any]]) -> List[str]:
+def kernel_lines(name: str, verdicts: List[Dict[str, Any]], table: List[str]) -> List[str]:
     ok = [v for v in verdicts if v.get("status") == "ok"]
     bad = [v for v in verdicts if v.get("status") != "ok"]
     means = [v["speedup"] for v in ok]
@@ -34,13 +36,28 @@ def kernel_lines(name: str, verdicts: List[Dict[str, Any]]) -> List[str]:
     lines.append(f"  goals: means within 1.00 +- 0.02 {'met' if mean_ok and means else 'NOT met'}; "
                  f"shapes >= 10 us within +- 0.03 {'met' if shape_ok and means else 'NOT met'}; "
                  f"every interval covers 1.00 {'yes' if not uncovered and intervals else 'no'}")
+    waits = sum(int(v.get("stages", {}).get("host_waits", 0)) for v in ok)
+    host_bound = sum(int(v.get("stages", {}).get("host_bound_shapes", 0)) for v in ok)
+    lines.append(f"  rounds set aside (launch still queued at the timing start): {waits}; shapes host-bound throughout: "
+                 f"{host_bound}")
     for v in bad[:3]:
         lines.append(f"  {v.get('status')}: {str(v.get('reason', ''))[:160]}")
+    worst_cell = "-"
+    if worst is not None:
+        worst_cell = (f"{worst['speedup']:.3f} ({'x'.join(str(x) for x in worst['shape'].values())}, "
+                      f"{worst['baseline_ms'] * 1000:.1f} us)")
+    mean_cell = "met" if mean_ok and means else f"not met ({sum(abs(m - 1.0) > 0.02 for m in means)} of {len(means)})"
+    table.append(f"| {name} | {' '.join(f'{m:.3f}' for m in means)}{f' ({len(bad)} not ok)' if bad else ''} | "
+                 f"{worst_cell} | {len(intervals) - uncovered}/{len(intervals)} | {retimed} | {waits} | {mean_cell} / "
+                 f"{'met' if shape_ok and means else 'not met'} / {'met' if not uncovered and intervals else 'not met'} |")
     return lines
 
 
 def main(raw: str) -> int:
     out: List[str] = []
+    table = ["| kernel | geometric means | worst shape >= 10 us | intervals covering 1.00 | shapes re-timed | "
+             "rounds set aside | goals (means +-0.02 / shapes +-0.03 / intervals) |",
+             "|---|---|---|---|---:|---:|---|"]
     for name in sorted(os.listdir(raw)):
         folder = os.path.join(raw, name)
         if not os.path.isdir(folder):
@@ -54,8 +71,8 @@ def main(raw: str) -> int:
                 except (OSError, ValueError, IndexError):
                     verdicts.append({"status": "no verdict", "reason": f"{f} holds no verdict"})
         if verdicts:
-            out.extend(kernel_lines(name, verdicts))
-    print("\n".join(out) if out else f"no verdicts under {raw}")
+            out.extend(kernel_lines(name, verdicts, table))
+    print("\n".join(out + [""] + table) if out else f"no verdicts under {raw}")
     return 0
 
 
