@@ -560,7 +560,7 @@ class CandidateWorker(Worker):
         hard_max = max(cmd["max_samples"], int(cmd.get("max_samples_wide") or cmd["max_samples"]))
         next_check = 0
         t_enough = 0.0
-        pending: List[Tuple[str, Any]] = []
+        pending: List[Tuple[str, int, Any]] = []
         last_queued = ""
         t_rounds = _perf_counter()
         while True:
