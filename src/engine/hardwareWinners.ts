@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Verdict } from '../contract/verdict';
 import { detectKnobs, type KnobValues } from './knobs';
-import { scoreInterval, type Interval } from './pairedScore';
+import { pairedScore, scoreInterval, type Interval } from './pairedScore';
 import type { RunRecord } from './runStore';
 import { cudaCapabilityOf, writeDispatch, type DispatchResult } from './tunedDispatch';
 
@@ -58,6 +58,21 @@ function judgements(dir: string, id: string): { verdict?: Verdict; confirmations
   return out;
 }
 
+/** One candidate of a stored run as a winner of the hardware that judged it (undefined: no such run or candidate). */
+export function storedWinner(dir: string, candidateId: string, record = readJson<RunRecord>(path.join(dir, 'run.json'))): HardwareWinner | undefined {
+  const meta = readJson<{ operator: string; mode?: string; knobs?: Record<string, unknown>; placement?: { host?: string } }>(
+    path.join(dir, 'candidates', `${candidateId}.json`));
+  if (!record || !meta) return undefined;
+  const host = record.hosts.find((h) => h.name === meta.placement?.host) ?? (record.hosts.length === 1 ? record.hosts[0] : undefined);
+  const plain = meta.knobs && Object.values(meta.knobs).every((v) => typeof v === 'number') ? (meta.knobs as KnobValues) : undefined;
+  const judged = judgements(dir, candidateId);
+  const interval = scoreInterval(judged);
+  const speedup = record.best?.id === candidateId ? record.best.speedup : pairedScore(judged);
+  return { hardware: host?.hardware ?? 'unknown hardware', runId: record.runId, runDir: dir, candidateId, speedup,
+    ...(interval ? { interval } : {}), ...(judged.confirmations.length && interval ? { confirmed: true } : {}),
+    operator: meta.operator, mode: meta.mode, knobs: plain, finishedAt: record.updatedAt };
+}
+
 /**
  * The best correct candidate per hardware among the runs stored under `runsRoot` (each a folder with run.json)
  * of the same kernel (same source file and function); the most recent run wins a tie. Runs whose hosts name no
@@ -75,18 +90,10 @@ export function hardwareWinners(runsRoot: string, kernel: { sourcePath: string; 
     const record = readJson<RunRecord>(path.join(dir, 'run.json'));
     if (!record?.best || record.spec.sourcePath !== kernel.sourcePath || record.spec.kernel !== kernel.kernel) continue;
     if (record.best.id === 'c0000' || record.best.status !== 'ok' || !(record.best.speedup > 1)) continue;
-    const meta = readJson<{ operator: string; mode?: string; knobs?: Record<string, unknown>; placement?: { host?: string } }>(
-      path.join(dir, 'candidates', `${record.best.id}.json`));
-    const host = record.hosts.find((h) => h.name === meta?.placement?.host) ?? (record.hosts.length === 1 ? record.hosts[0] : undefined);
-    const hardware = host?.hardware ?? 'unknown hardware';
-    const plain = meta?.knobs && Object.values(meta.knobs).every((v) => typeof v === 'number') ? (meta.knobs as KnobValues) : undefined;
-    const judged = judgements(dir, record.best.id);
-    const interval = scoreInterval(judged);
-    const w: HardwareWinner = { hardware, runId: record.runId, runDir: dir, candidateId: record.best.id, speedup: record.best.speedup,
-      ...(interval ? { interval } : {}), ...(judged.confirmations.length && interval ? { confirmed: true } : {}),
-      operator: meta?.operator ?? record.best.operator, mode: meta?.mode, knobs: plain, finishedAt: record.updatedAt };
-    const held = best.get(hardware);
-    if (!held || w.speedup > held.speedup || (w.speedup === held.speedup && w.finishedAt > held.finishedAt)) best.set(hardware, w);
+    const w = storedWinner(dir, record.best.id, record);
+    if (!w) continue;
+    const held = best.get(w.hardware);
+    if (!held || w.speedup > held.speedup || (w.speedup === held.speedup && w.finishedAt > held.finishedAt)) best.set(w.hardware, w);
   }
   return [...best.values()].sort((a, b) => a.hardware.localeCompare(b.hardware));
 }

@@ -12,6 +12,7 @@ import { evaluateOnce } from '../run/evaluateOnce';
 import { applyEdits, planAccept } from './acceptPlan';
 import type { ApiKeyStore } from './apiKey';
 import { candidateUri } from './candidateDocuments';
+import { planDeviceAccept } from './deviceAccept';
 import { kernelAtCursor, UserFacingError, type KernelTarget } from './kernelAtCursor';
 import { grammarFor, KernelLocator } from './kernelLocator';
 import { profileReportMarkdown } from './profileReport';
@@ -165,18 +166,24 @@ export function registerCommands(ctx: CommandContext, reg: CommandRegistrar = (i
     const doc = await vscode.workspace.openTextDocument(uri).then(undefined, () => undefined);
     if (!doc) throw new UserFacingError(`${run.view.sourcePath} no longer exists; the variant cannot be applied.`);
     const grammar = grammarFor(doc.languageId) ?? grammarFor(doc.fileName) ?? 'cpp';
+    // The same kernel won on other hardware too: a launcher choosing per device keeps every hardware's winner.
+    const byDevice = planDeviceAccept({ runDir: run.view.runDir, kernel: { sourcePath: run.view.sourcePath, kernel: run.view.kernel }, baseline: base.source, candidateId: id });
     const plan = planAccept({
       locator: await KernelLocator.get(), grammar, kernel: run.view.kernel, fileLabel: path.basename(uri.fsPath),
-      baseline: base.source, candidate: c.source, current: doc.getText(),
+      baseline: base.source, candidate: byDevice.kind === 'by-device' ? byDevice.source : c.source, current: doc.getText(),
     });
     if (!plan.ok) throw new UserFacingError(plan.reason);
     const expected = applyEdits(doc.getText(), plan.edits);
     await vscode.window.showTextDocument(doc, { preview: false });
     // Into the editor as an inline diff, hunk by hunk; nothing is written to disk until the user saves.
-    const count = await ctx.inlineDiffs.start(doc, plan.edits, expected, `${id} (${candidateFigure(c)})`);
+    const what = byDevice.kind === 'by-device' ? `${id} (${candidateFigure(c)}) by device` : `${id} (${candidateFigure(c)})`;
+    const count = await ctx.inlineDiffs.start(doc, plan.edits, expected, what);
     if (count < 0) throw new UserFacingError(`VS Code refused the edit to ${path.basename(uri.fsPath)} (is it read-only?).`);
     if (doc.getText() !== expected) ctx.log.appendLine(`Accept ${runId}/${id}: the document differs from the planned text after the edit.`);
-    void vscode.window.showInformationMessage(`KernelEvolve: ${id} (${candidateFigure(c)}) is in ${path.basename(uri.fsPath)} as ${count} change(s)${plan.relocated ? ', placed after your edits' : ''}: Accept or Reject each (Ctrl+Shift+Y / Ctrl+Shift+N), then save. Undo (Ctrl+Z) takes it out.`);
+    const written = byDevice.kind === 'by-device' ? ` as ${byDevice.message}` : '';
+    const note = byDevice.kind === 'plain' && 'note' in byDevice ? ` ${byDevice.note}` : '';
+    if (written || note) ctx.log.appendLine(`Accept ${runId}/${id}:${written}${note}`);
+    void vscode.window.showInformationMessage(`KernelEvolve: ${id} (${candidateFigure(c)}) is in ${path.basename(uri.fsPath)}${written} as ${count} change(s)${plan.relocated ? ', placed after your edits' : ''}: Accept or Reject each (Ctrl+Shift+Y / Ctrl+Shift+N), then save. Undo (Ctrl+Z) takes it out.${note}`);
     return true;
   });
 
