@@ -32,6 +32,7 @@ class Worker:
         self.cfg = config
         self.nonce = config["nonce"]
         self.backend = get_backend(config["backend"])
+        self.backend.enter_worker(config)
         self.spec: Any = None
         self.shapes: List[Dict[str, Any]] = []
         self.outputs: List[int] = list(config.get("outputs") or [])
@@ -93,22 +94,6 @@ class Worker:
         return [("|".join(A.digest(leaf) for leaf in A.leaves(a)) or None) if j not in skip else None
                 for j, a in enumerate(args)]
 
-    def cache_writes(self) -> Dict[str, int]:
-        """This process's Triton cache, file by file (backends.triton.cache_writes): what is written while the
-        baseline runs was compiled here (nothing in a candidate's worker, or in a reference once an earlier
-        evaluation's cache is handed over)."""
-        if self.backend.name != "triton":
-            return {}
-        from .backends.triton import cache_writes
-        return cache_writes(os.environ.get("TRITON_CACHE_DIR") if self.cfg.get("triton_cache_dir") else None)
-
-    def compiled_since(self, before: Dict[str, int]) -> int:
-        if self.backend.name != "triton":
-            return 0
-        from .backends.triton import compiled_between
-        return compiled_between(before, self.cache_writes())
-
-
 # --------------------------------------------------------------------------------------------------------
 class ReferenceWorker(Worker):
     def run(self) -> None:
@@ -141,16 +126,16 @@ class ReferenceWorker(Worker):
             self.send("spec_error", message=f"The baseline cannot be loaded: {type(e).__name__}: {e}.")
             return None
         self.kb = kb
-        cached = self.cache_writes()
+        cached = self.backend.cache_snapshot()
         try:
             self.probe(info)
-            if self.backend.name == "triton":
+            if self.backend.jit_compiles:
                 self.compile_every_shape()
         except SpecError as e:
             self.send("spec_error", message=str(e))
             return None
         ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace}
-        self.send("ready", compiled=self.compiled_since(cached), **ready)
+        self.send("ready", compiled=self.backend.compiled_since(cached), **ready)
         return ready
 
     def failure(self, req: Dict[str, Any], e: Exception) -> str:
@@ -259,11 +244,7 @@ class SharedReference(ReferenceWorker):
             ready = self.start()
             if ready is None:
                 return
-            self.rehome(home)
-            ready["log"] = os.path.join(home, "reference.log")
-            if os.environ.get("TRITON_CACHE_DIR", "").startswith(home):
-                # where later judges find the baseline's compiled kernels when they keep none yet
-                ready["triton_cache"] = os.environ["TRITON_CACHE_DIR"]
+            ready.update(self.rehome(home))
             first = Channel(self.chan.read_fd, self.chan.write_fd, write_timeout=WRITE_TIMEOUT_S)
             channels: Dict[int, Tuple[Channel, str]] = {first.read_fd: (first, self.nonce)}
             idle_s = float(os.environ.get("KERNELEVOLVE_REFERENCE_IDLE_S", "60"))
@@ -320,14 +301,10 @@ class SharedReference(ReferenceWorker):
         finally:
             shutil.rmtree(home, ignore_errors=True)
 
-    def rehome(self, home: str) -> None:
-        """Its own folder, Triton cache and log from now on: the first judge's folder goes with that judge."""
-        src = self.cfg.get("triton_cache_dir")
-        if src and os.path.isdir(src):
-            from .backends.triton import copy_cache
-            dst = os.path.join(home, "triton")
-            copy_cache(src, dst)
-            os.environ["TRITON_CACHE_DIR"] = dst
+    def rehome(self, home: str) -> Dict[str, Any]:
+        """Its own folder, compiled-kernel cache and log from now on: the first judge's folder goes with that
+        judge. Returns what its ready message says to later judges (where its log and cache are)."""
+        moved = self.backend.rehome_worker(home)
         sys.stdout.flush()
         sys.stderr.flush()
         log = os.open(os.path.join(home, "reference.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -335,6 +312,7 @@ class SharedReference(ReferenceWorker):
         os.dup2(log, 2)
         os.close(log)
         os.chdir(home)
+        return dict(moved, log=os.path.join(home, "reference.log"))
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -366,7 +344,7 @@ class CandidateWorker(Worker):
             self.correctness()
             self.pin_evidence()  # before the judge takes the device lock
             stats = self.backend.runtime_stats(self.kc, kernel)
-            if self.backend.name == "triton":
+            if self.backend.jit_compiles:
                 stats["baseline_compiled"] = self.baseline_compiled
             self.send("correct_done", compile=stats)
             cmd = self.recv()
@@ -454,7 +432,7 @@ class CandidateWorker(Worker):
                     gargs, guards = self.guarded_args(args)
                     self.poison_outputs(gargs)
                     self.send("calling", shape=i, seed=seed, rep=rep)
-                    watched = self.backend.name == "triton" or hasattr(self.backend, "host_op_watch")
+                    watched = self.backend.watches_operators
                     if watched and rep == 0 and seed == self.cfg["seeds"][0]:
                         result = self.watched_call(i, args, gargs)
                     else:
@@ -474,20 +452,21 @@ class CandidateWorker(Worker):
         from .op_watch import watch
         library = "torch"
         base_ops: Optional[Set[str]] = None
-        if hasattr(self.backend, "host_op_watch"):
+        host_watch = self.backend.host_op_watch()
+        if host_watch is not None:
             # a KernelBench ModelNew: the baseline is the reference's operators, so none is allowed (the problem
             # judged against itself, which the build lets through only as the baseline's own text, is not watched)
             if not hasattr(self.kc, "ModelNew"):
                 return self.spec.launch(self.kc, *gargs)
-            watch, library = self.backend.host_op_watch()
+            watch, library = host_watch
             base_ops = set()
         else:
             base_args, _ = self.guarded_args(args)
-            before = self.cache_writes()
+            before = self.backend.cache_snapshot()
             _, base_ops = watch(lambda: self.spec.launch(self.kb, *base_args))
             self.backend.synchronize()
             # what the baseline compiled here (none when the judge's copy of the reference's cache served it)
-            self.baseline_compiled += self.compiled_since(before)
+            self.baseline_compiled += self.backend.compiled_since(before)
         result, ops = watch(lambda: self.spec.launch(self.kc, *gargs))
         if ops is not None and base_ops is not None and ops - base_ops:
             self.send("fallback", shape=i, ops=sorted(ops - base_ops), library=library)
@@ -885,7 +864,7 @@ class GpuTimer:
         # graphs of the same buffer sets share the copies their refills read, and the graph of refills alone
         self.refills: Dict[Tuple[int, ...], Tuple[Any, Any]] = {}
         # A ctypes launcher launches on the legacy default stream, which cannot be captured.
-        self.can_capture = w.backend.name in ("triton", "model-cuda")
+        self.can_capture = w.backend.graph_capture
         # How long the device is kept busy between a sample's first event and its timing start (the flush and a
         # device-side sleep), so that the launch is queued before its timing begins; grown when it was not.
         self.cover_ms = 0.0
@@ -1089,8 +1068,6 @@ class GpuTimer:
 def main(argv: List[str]) -> int:
     chan = Channel(int(argv[1]), int(argv[2]))
     header, _ = chan.recv(None)
-    if header.get("triton_cache_dir"):
-        os.environ["TRITON_CACHE_DIR"] = header["triton_cache_dir"]
     if header["mode"] != "reference":
         worker: Worker = CandidateWorker(chan, header)
     elif os.environ.get("KERNELEVOLVE_REFERENCE_CTL"):

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .backends import Backend, Build, get_backend
 from .device_lock import device_lock
@@ -79,7 +79,8 @@ class Process:
     """A worker process with its private channel; killed with its whole process group. Forked by this host's
     warm-worker server when it can be (see warm.py), else started as a new Python."""
 
-    def __init__(self, config: Dict[str, Any], workdir: str, name: str, limit_memory: bool = False,
+    def __init__(self, config: Dict[str, Any], workdir: str, name: str,
+                 command: Callable[[List[str]], List[str]] = lambda argv: argv, limit_memory: bool = False,
                  warm: Optional[Tuple[str, int]] = None, shared: str = "") -> None:
         self.log_path = os.path.join(workdir, f"{name}.log")
         to_worker_r, to_worker_w = os.pipe()
@@ -100,7 +101,8 @@ class Process:
                                                               from_worker_w, limit_memory, shared)
             if self.proc is None:
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)],
+                    command([sys.executable, "-m", "kernelevolve_harness._worker", str(to_worker_r),
+                             str(from_worker_w)]),
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                     pass_fds=(to_worker_r, from_worker_w), start_new_session=True, env=env, cwd=workdir,
                     preexec_fn=lambda: worker_limits(limit_memory, parent),
@@ -206,8 +208,6 @@ class Judge:
         self.t0 = time.monotonic()
         # Seconds spent in each stage, reported in every verdict (where an evaluation's time goes).
         self.stages: Dict[str, float] = {}
-        self.jit_cache: Optional[str] = None
-        self.ref_jit_cache = ""  # the folder the reference process compiled the baseline into (Triton)
         self.workers: Dict[str, str] = {}  # how each worker was started: warm (forked) or cold (and why)
 
     def timeout(self, stage: str) -> float:
@@ -250,7 +250,7 @@ class Judge:
                                         cache=True)
         if not base_build.ok:
             raise SpecError(f"The baseline {self.baseline_path} does not build; fix it first:\n{_tail(base_build.log, 2000)}")
-        self.jit_cache = self._baseline_jit_cache(base_text)
+        self.backend.prepare_caches(self.header.path, base_text, self.workdir)
         self.ref = self._start("reference", base_build)
         self.worker = self._start("candidate", base_build)
         t = time.monotonic()
@@ -267,13 +267,13 @@ class Judge:
         reason = self.backend.artifact_check(cand_build, base_build)
         if reason:
             raise Verdict("static_rejected", reason)
-        if self.backend.name == "cpp":  # a CUDA KERNEL is the __global__ function, called through a launcher
+        if self.backend.exports_kernel:
             syms = defined_symbols(cand_build.artifact)
             if syms is not None and kernel not in syms:
                 raise Verdict("compile_error", f'The candidate does not export the kernel "{kernel}"; '
                                                f'declare it extern "C" with the baseline\'s signature.')
         info = self._reference_ready()
-        self._share_baseline_jit_cache()
+        self.backend.share_baseline()
         self.info = info
         self.shapes: List[Dict[str, Any]] = info["shapes"]
         self.outputs: List[int] = self.ref_outputs
@@ -289,43 +289,6 @@ class Judge:
         self._correctness()
         self.stages["correctness_s"] = time.monotonic() - t
         return self._timing()
-
-    # --- the baseline's compiled kernels, shared between evaluations (Triton) -------------------------------
-    def _baseline_jit_cache(self, base_text: str) -> Optional[str]:
-        """Where this baseline's compiled Triton kernels are kept between evaluations. Each worker still has its
-        own TRITON_CACHE_DIR; it starts as a copy of this folder, which only the reference process (which
-        never sees a candidate) fills: without it every evaluation compiled the baseline for every shape twice."""
-        if self.backend.name != "triton":
-            return None
-        from .backends.base import cache_dir, content_key
-        with open(self.header.path, encoding="utf-8", errors="replace") as f:
-            spec_text = f.read()
-        return os.path.join(cache_dir(), "triton-baseline", content_key(base_text, spec_text, sys.executable))
-
-    def _seed_jit_cache(self, mode: str) -> None:
-        if self.jit_cache and os.path.isdir(self.jit_cache):
-            from .backends.triton import copy_cache
-            try:
-                copy_cache(self.jit_cache, os.path.join(self.workdir, f"triton-{mode}"))
-            except OSError:
-                pass  # a cold cache costs compile time, never a verdict
-
-    def _share_baseline_jit_cache(self) -> None:
-        """After the reference process compiled the baseline for every shape: keep its cache (once), and give the
-        candidate's worker a copy before it first calls the baseline."""
-        if not self.jit_cache:
-            return
-        if not os.path.isdir(self.jit_cache):
-            ref_cache = self.ref_jit_cache  # in this evaluation's folder, or a shared reference's own
-            if os.path.isdir(ref_cache):
-                tmp = f"{self.jit_cache}.{os.getpid()}.tmp"
-                from .backends.triton import copy_cache
-                try:
-                    copy_cache(ref_cache, tmp)
-                    os.rename(tmp, self.jit_cache)  # atomic; another judge may have been first
-                except OSError:
-                    shutil.rmtree(tmp, ignore_errors=True)
-        self._seed_jit_cache("candidate")
 
     def _stage_times(self) -> Dict[str, float]:
         out = {k: round(v, 3) for k, v in self.stages.items()}
@@ -343,15 +306,13 @@ class Judge:
         config = {
             "mode": mode, "nonce": self.nonce, "spec": self.header.path, "backend": self.header.backend,
             "kernel": self.header.kernel, "baseline_artifact": base.artifact, "canary": self.canary,
-            "triton_cache_dir": os.path.join(self.workdir, f"triton-{mode}"),
+            **self.backend.worker_settings(mode),
         }
-        if mode == "reference":
-            self._seed_jit_cache(mode)
         from . import warm
-        use_warm = self.opts.warm and warm.enabled()
+        use_warm = self.opts.warm and self.backend.warm_workers and warm.enabled()
         owner = self.opts.owner if self.opts.owner is not None else os.getpid()
         shared = self._shared_key(base) if mode == "reference" and use_warm else ""
-        p = Process(config, self.workdir, mode, limit_memory=not self.backend.gpu,
+        p = Process(config, self.workdir, mode, self.backend.worker_command, limit_memory=not self.backend.gpu,
                     warm=(self.header.backend, owner) if use_warm else None, shared=shared)
         self.workers[mode] = (f"shared ({p.shared})" if p.shared else "warm" if p.warm
                               else "cold" + (f" ({p.warm_note})" if p.warm_note else ""))
@@ -384,7 +345,7 @@ class Judge:
         self.ref_inplace = header["inplace"]
         if header.get("log"):
             self.ref.log_path = header["log"]  # a shared reference logs in its own folder
-        self.ref_jit_cache = str(header.get("triton_cache") or os.path.join(self.workdir, "triton-reference"))
+        self.backend.reference_ready(header)
         if TRACE:
             sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] reference: compiled {header.get('compiled', 0)} "
                              f"new cache entries for the baseline\n")

@@ -69,7 +69,7 @@ def parse_ncu_csv(text: str) -> Dict[str, float]:
     return out
 
 
-def ncu_profile(judge: Any) -> Dict[str, Any]:
+def ncu_profile(judge: Any, extra_env: Dict[str, str]) -> Dict[str, Any]:
     ncu = shutil.which("ncu") or ("/usr/local/cuda/bin/ncu" if os.path.exists("/usr/local/cuda/bin/ncu") else None)
     if not ncu:
         return {"ncu": "not found"}
@@ -79,7 +79,7 @@ def ncu_profile(judge: Any) -> Dict[str, Any]:
            "--metrics", ",".join(metrics), sys.executable, "-m", "kernelevolve_harness._profile_run",
            judge.header.path, judge.header.backend, artifact, judge.header.kernel]
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["TRITON_CACHE_DIR"] = os.path.join(judge.workdir, "triton-profile")
+    env.update(extra_env)
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300 * judge.scale, env=env,
                            cwd=judge.workdir, start_new_session=True)
@@ -102,13 +102,14 @@ def ncu_profile(judge: Any) -> Dict[str, Any]:
     }
 
 
+def cpu_profile(judge: Any, spreads: List[float]) -> Dict[str, Any]:
+    return {"vectorized_loops": judge.compile_stats.get("vectorized_loops"),
+            "timing_spread_iqr_over_median": round(max(spreads), 4) if spreads else None,
+            "bottleneck": "unknown"}
+
+
 def profile(judge: Any, rows: List[Dict[str, Any]], spreads: List[float]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     out.update(roofline(rows, judge.info.get("flops") or [], judge.info.get("bytes") or []))
-    if judge.backend.gpu:
-        out.update(ncu_profile(judge))
-    else:
-        out["vectorized_loops"] = judge.compile_stats.get("vectorized_loops")
-        out["timing_spread_iqr_over_median"] = round(max(spreads), 4) if spreads else None
-        out["bottleneck"] = "unknown"
+    out.update(judge.backend.profile(judge, rows, spreads))
     return out

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Dict, List, Optional, Tuple
 
-BACKENDS = ("cpp", "triton", "cuda", "model-cpu", "model-cuda")
+from .backends import names as backend_names
 
 
 class SpecError(Exception):
@@ -62,8 +62,8 @@ def read_header(spec_path: str) -> SpecHeader:
             f'BACKEND = "cpp", SOURCE = "kernel.cpp", KERNEL = "my_kernel".'
         )
     backend = values["BACKEND"]
-    if backend not in BACKENDS:
-        raise SpecError(f'{name}: BACKEND is "{backend}"; this harness supports {", ".join(BACKENDS)}.')
+    if backend not in backend_names():
+        raise SpecError(f'{name}: BACKEND is "{backend}"; this harness supports {", ".join(backend_names())}.')
     source = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(spec_path)), values["SOURCE"]))
     if not os.path.isfile(source):
         raise SpecError(f'{name}: SOURCE = "{values["SOURCE"]}" does not exist next to the spec ({source}).')
@@ -186,7 +186,7 @@ def describe(spec_path: str) -> Dict[str, Any]:
     """What `describe-spec` answers: the spec's header as the harness reads it, without importing the spec (a
     Triton spec imports torch, which the machine starting a run may not have). Names whose values are computed
     at import are null here and checked when the spec is imported on the host. `error` says what is wrong."""
-    facts: Dict[str, Any] = {"ok": False, "spec": os.path.abspath(spec_path), "backends": list(BACKENDS),
+    facts: Dict[str, Any] = {"ok": False, "spec": os.path.abspath(spec_path), "backends": backend_names(),
                              "backend": None, "source": None, "kernel": None, "shapes": None, "outputs": None,
                              "inplace": None, "tolerance": None, "has_reference": None, "computed": []}
     try:

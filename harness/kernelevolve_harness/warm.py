@@ -56,13 +56,11 @@ def preload(backend: str) -> List[str]:
     """Imports a worker would do first; failures are left for the worker to report in its own words."""
     mods = ["numpy", "kernelevolve_harness._worker", "kernelevolve_harness.arrays", "kernelevolve_harness.compare",
             "kernelevolve_harness.op_watch"]
-    if backend in ("triton", "cuda", "model-cuda"):
-        mods += ["torch"]
-    if backend in ("triton", "model-cuda"):
-        # and what Triton imports at a kernel's first launch (its experimental Gluon language, since 3.4)
-        mods += ["triton", "triton.language", "triton.compiler", "triton.runtime.jit", "triton.runtime.cache",
-                 "triton.experimental.gluon", "triton.experimental.gluon.language",
-                 "triton.experimental.gluon.nvidia.hopper", "triton.backends.nvidia.compiler"]
+    try:
+        from .backends import get_backend
+        mods += get_backend(backend).preload_modules()
+    except ValueError:
+        pass  # an unknown backend: the worker says so in its own words
     loaded = []
     for name in mods:
         try:

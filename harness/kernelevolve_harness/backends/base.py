@@ -5,7 +5,7 @@ import hashlib
 import os
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 
 @dataclass
@@ -49,11 +49,21 @@ def run_tool(cmd: List[str], timeout: float, cwd: Optional[str] = None) -> subpr
 
 
 class Backend:
-    name = ""
-    gpu = False
-    suffix = ""
+    """One kind of kernel source. Each backend is one module of this package that defines NAMES (the spec
+    BACKEND values it judges) and make(name) -> Backend; the judge and the workers ask it everything that
+    differs between kinds, so adding a kind is one file (plus its tests)."""
 
-    # --- judge side -------------------------------------------------------------------------------
+    name = ""
+    gpu = False  # timed with CUDA events or graphs in shared buffers; else on the CPU (perf_counter, lower quartile)
+    suffix = ""
+    graph_capture = False  # its launches can be captured in a CUDA graph (a ctypes launcher's legacy stream cannot)
+    watches_operators = False  # the first call per shape runs under the torch operator watch (op_watch.py)
+    jit_compiles = False  # compiles at the first call per shape: the reference calls the baseline on every shape
+    # up front, and the candidate's worker counts what the baseline compiled again (compile.baseline_compiled)
+    exports_kernel = False  # the built library must export KERNEL (a C ABI entry the spec's launch calls)
+    warm_workers = True  # workers may be forked from this host's warm-worker server
+
+    # --- judge side: static rules, build --------------------------------------------------------------
     def static_check(self, candidate: str, baseline: str) -> Optional[str]:
         raise NotImplementedError
 
@@ -65,7 +75,42 @@ class Backend:
         """A second look at the built artifact (imported symbols); None when fine."""
         return None
 
-    # --- worker side ------------------------------------------------------------------------------
+    # --- judge side: the workers' start and their compiled-kernel caches ------------------------------
+    def worker_command(self, python_command: List[str]) -> List[str]:
+        """The command line a cold worker runs (a device's runtime launcher may wrap it)."""
+        return python_command
+
+    def preload_modules(self) -> List[str]:
+        """What the warm-worker server imports for this backend beyond numpy and the harness."""
+        return []
+
+    def prepare_caches(self, spec_path: str, baseline_text: str, workdir: str) -> None:
+        """Before the workers start: where compiled kernels kept between evaluations live (a JIT's cache)."""
+
+    def worker_settings(self, mode: str) -> Dict[str, Any]:
+        """Fields of a worker's first message beyond the common ones (e.g. its own cache folder)."""
+        return {}
+
+    def reference_ready(self, ready: Dict[str, Any]) -> None:
+        """The reference process said ready (with what it compiled, and where)."""
+
+    def share_baseline(self) -> None:
+        """After the reference compiled the baseline: keep that, and hand it to the candidate's worker."""
+
+    def profile_env(self, workdir: str) -> Dict[str, str]:
+        """Environment of the profiling run."""
+        return {}
+
+    def profile(self, judge: Any, rows: List[Dict[str, Any]], spreads: List[float]) -> Dict[str, Any]:
+        """--profile: what this kind of device can say about the candidate (beyond the roofline): Nsight Compute
+        on an NVIDIA GPU, the compiler's report and the timing spread on the CPU."""
+        from ..profiling import cpu_profile, ncu_profile
+        return ncu_profile(judge, self.profile_env(judge.workdir)) if self.gpu else cpu_profile(judge, spreads)
+
+    # --- worker side -------------------------------------------------------------------------------
+    def enter_worker(self, config: Dict[str, Any]) -> None:
+        """First thing in a worker, before any kernel code (environment its compilers read)."""
+
     def load(self, artifact: str, kernel: str) -> Any:
         raise NotImplementedError
 
@@ -75,3 +120,20 @@ class Backend:
     def runtime_stats(self, k: Any, kernel: str) -> Dict[str, Any]:
         """Compile facts only known after the kernel ran (Triton JIT)."""
         return {}
+
+    def cache_snapshot(self) -> Dict[str, int]:
+        """This process's compiled-kernel cache, file by file (empty for ahead-of-time backends)."""
+        return {}
+
+    def compiled_since(self, before: Dict[str, int]) -> int:
+        """How many kernels were compiled here since a cache_snapshot."""
+        return 0
+
+    def rehome_worker(self, home: str) -> Dict[str, Any]:
+        """A shared reference moves into its own folder: its cache goes too; returns fields for its ready message."""
+        return {}
+
+    def host_op_watch(self) -> Optional[Tuple[Callable[[Callable[[], Any]], Tuple[Any, Optional[Set[str]]]], str]]:
+        """A watch of the candidate's host code with no operator allowed, and the library's name (KernelBench
+        ModelNew); None: the torch watch compared with the baseline's own operators."""
+        return None

@@ -12,6 +12,7 @@ from typing import Any, List, Optional
 from .. import static_c
 from .base import Backend, Build, cache_dir, content_key, run_tool
 
+NAMES = ("cpp",)
 CXX_FLAGS = ["-O3", "-march=native", "-std=c++17", "-shared", "-fPIC", "-fopt-info-vec-optimized"]
 
 
@@ -35,6 +36,7 @@ def imported_symbols(lib: str) -> Optional[List[str]]:
 class CppBackend(Backend):
     name = "cpp"
     suffix = ".cpp"
+    exports_kernel = True
     compiler_env = "CXX"
     default_compiler = "g++"
 
@@ -109,3 +111,7 @@ class CppBackend(Backend):
         lib = ctypes.CDLL(artifact, mode=os.RTLD_LOCAL | os.RTLD_NOW)
         getattr(lib, kernel)  # fails now, with a clear error, when the kernel is not exported
         return lib
+
+
+def make(name: str) -> CppBackend:
+    return CppBackend()

@@ -17,6 +17,8 @@ from .. import static_c
 from .base import Build, cache_dir, content_key, run_tool
 from .cpp import CppBackend, imported_symbols
 
+NAMES = ("cuda",)
+
 
 def device_arch() -> str:
     arch = os.environ.get("KERNELEVOLVE_CUDA_ARCH")
@@ -71,6 +73,10 @@ class CudaBackend(CppBackend):
     name = "cuda"
     gpu = True
     suffix = ".cu"
+    exports_kernel = False  # KERNEL is the __global__ function, called through the extern "C" launcher
+
+    def preload_modules(self) -> List[str]:
+        return ["torch"]
 
     def static_check(self, candidate: str, baseline: str) -> Optional[str]:
         return static_c.check(candidate, baseline, cuda=True)
@@ -122,6 +128,10 @@ class CudaBackend(CppBackend):
     def synchronize(self) -> None:
         import torch
         torch.cuda.synchronize()
+
+
+def make(name: str) -> CudaBackend:
+    return CudaBackend()
 
 
 __all__ = ["CudaBackend", "parse_ptxas", "imported_symbols"]

@@ -19,14 +19,20 @@ from typing import Any, Callable, List, Optional, Set, Tuple
 from .. import static_c, static_model
 from .base import Backend, Build, content_key
 from .cpp import CppBackend, imported_symbols
+from .triton import TRITON_PRELOAD, WorkerCaches
+
+NAMES = ("model-cpu", "model-cuda")
 
 
-class ModelBackend(Backend):
+class ModelBackend(WorkerCaches, Backend):
     suffix = ".py"
+    watches_operators = True
 
     def __init__(self, device: str) -> None:
+        super().__init__()
         self.name = f"model-{device}"
         self.gpu = device == "cuda"
+        self.graph_capture = self.gpu
         self.baseline_text: Optional[str] = None
         self.cpp = CppBackend()
 
@@ -109,6 +115,9 @@ class ModelBackend(Backend):
             import torch
             torch.cuda.synchronize()
 
+    def preload_modules(self) -> List[str]:
+        return ["torch", *TRITON_PRELOAD] if self.gpu else []
+
     def host_op_watch(self) -> Tuple[Callable[[Callable[[], Any]], Tuple[Any, Optional[Set[str]]]], str]:
         """How the candidate's host code is watched in its first call per shape, and the library's name."""
         if self.gpu:
@@ -116,3 +125,7 @@ class ModelBackend(Backend):
             return watch, "torch"
         from ..model_problem import numpy_watch
         return numpy_watch, "numpy"
+
+
+def make(name: str) -> ModelBackend:
+    return ModelBackend(name.split("-", 1)[1])

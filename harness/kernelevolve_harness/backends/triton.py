@@ -1,5 +1,7 @@
 """Triton: the candidate module is imported under a unique name from a unique path; each worker has its own
-TRITON_CACHE_DIR (set by the judge), so candidates never share compiled kernels."""
+TRITON_CACHE_DIR (set by the judge), so candidates never share compiled kernels. The baseline's compiled
+kernels are kept between evaluations: only the reference process (which never sees a candidate) fills that
+folder, and each worker's own folder starts as a copy of it (copy_cache)."""
 from __future__ import annotations
 
 import importlib.util
@@ -11,13 +13,112 @@ import uuid
 from typing import Any, Dict, List, Optional
 
 from .. import static_py
-from .base import Backend, Build, content_key
+from .base import Backend, Build, cache_dir, content_key
+
+NAMES = ("triton",)
+# What Triton imports at a kernel's first launch (its experimental Gluon language, since 3.4): the warm-worker
+# server imports it once for every worker it forks.
+TRITON_PRELOAD = ["triton", "triton.language", "triton.compiler", "triton.runtime.jit", "triton.runtime.cache",
+                  "triton.experimental.gluon", "triton.experimental.gluon.language",
+                  "triton.experimental.gluon.nvidia.hopper", "triton.backends.nvidia.compiler"]
 
 
-class TritonBackend(Backend):
+class WorkerCaches:
+    """Each worker of an evaluation compiles into a TRITON_CACHE_DIR of its own (in the evaluation's folder)."""
+
+    def __init__(self) -> None:
+        self.workdir = ""
+        self.own_cache = False
+
+    def worker_folder(self, mode: str) -> str:
+        return os.path.join(self.workdir, f"triton-{mode}")
+
+    def prepare_caches(self, spec_path: str, baseline_text: str, workdir: str) -> None:
+        self.workdir = workdir
+
+    def worker_settings(self, mode: str) -> Dict[str, Any]:
+        return {"triton_cache_dir": self.worker_folder(mode)}
+
+    def profile_env(self, workdir: str) -> Dict[str, str]:
+        return {"TRITON_CACHE_DIR": os.path.join(workdir, "triton-profile")}
+
+    def enter_worker(self, config: Dict[str, Any]) -> None:
+        if config.get("triton_cache_dir"):
+            os.environ["TRITON_CACHE_DIR"] = config["triton_cache_dir"]
+            self.own_cache = True
+
+    def cache_snapshot(self) -> Dict[str, int]:
+        return cache_writes(os.environ.get("TRITON_CACHE_DIR") if self.own_cache else None)
+
+    def compiled_since(self, before: Dict[str, int]) -> int:
+        return compiled_between(before, self.cache_snapshot())
+
+    def rehome_worker(self, home: str) -> Dict[str, Any]:
+        """A shared reference's cache moves into its own folder; later judges find the baseline's kernels there
+        when they keep none yet."""
+        src = os.environ.get("TRITON_CACHE_DIR") if self.own_cache else None
+        if not src or not os.path.isdir(src):
+            return {}
+        dst = os.path.join(home, "triton")
+        copy_cache(src, dst)
+        os.environ["TRITON_CACHE_DIR"] = dst
+        return {"triton_cache": dst}
+
+
+class TritonBackend(WorkerCaches, Backend):
     name = "triton"
     gpu = True
     suffix = ".py"
+    graph_capture = True
+    watches_operators = True
+    jit_compiles = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: Optional[str] = None  # the baseline's compiled kernels, kept between evaluations
+        self.ref_cache = ""  # the folder the reference process compiled the baseline into
+
+    def preload_modules(self) -> List[str]:
+        return ["torch", *TRITON_PRELOAD]
+
+    # --- the baseline's compiled kernels, shared between evaluations -------------------------------------
+    def prepare_caches(self, spec_path: str, baseline_text: str, workdir: str) -> None:
+        """Where this baseline's compiled kernels are kept between evaluations (keyed by the baseline, the spec
+        and the Python): without it every evaluation compiled the baseline for every shape twice."""
+        super().prepare_caches(spec_path, baseline_text, workdir)
+        with open(spec_path, encoding="utf-8", errors="replace") as f:
+            spec_text = f.read()
+        self.kept = os.path.join(cache_dir(), "triton-baseline", content_key(baseline_text, spec_text, sys.executable))
+
+    def worker_settings(self, mode: str) -> Dict[str, Any]:
+        if mode == "reference":
+            self._seed(mode)
+        return super().worker_settings(mode)
+
+    def _seed(self, mode: str) -> None:
+        if self.kept and os.path.isdir(self.kept):
+            try:
+                copy_cache(self.kept, self.worker_folder(mode))
+            except OSError:
+                pass  # a cold cache costs compile time, never a verdict
+
+    def reference_ready(self, ready: Dict[str, Any]) -> None:
+        # in this evaluation's folder, or a shared reference's own
+        self.ref_cache = str(ready.get("triton_cache") or self.worker_folder("reference"))
+
+    def share_baseline(self) -> None:
+        """After the reference process compiled the baseline for every shape: keep its cache (once), and give
+        the candidate's worker a copy before it first calls the baseline."""
+        if not self.kept:
+            return
+        if not os.path.isdir(self.kept) and os.path.isdir(self.ref_cache):
+            tmp = f"{self.kept}.{os.getpid()}.tmp"
+            try:
+                copy_cache(self.ref_cache, tmp)
+                os.rename(tmp, self.kept)  # atomic; another judge may have been first
+            except OSError:
+                shutil.rmtree(tmp, ignore_errors=True)
+        self._seed("candidate")
 
     def static_check(self, candidate: str, baseline: str) -> Optional[str]:
         return static_py.check(candidate, baseline)
@@ -144,3 +245,7 @@ def compiled_between(before: Dict[str, int], after: Dict[str, int]) -> int:
     """How many cache entries (kernels, launchers) were written between two cache_writes snapshots."""
     return len({os.path.dirname(p) for p, t in after.items() if before.get(p) != t})
 
+
+
+def make(name: str) -> TritonBackend:
+    return TritonBackend()
