@@ -22,7 +22,7 @@ import sys
 import threading
 from typing import Any, Dict, Optional, Set, TextIO
 
-from .job_runner import JobError, JobRun, parse_job
+from .job_runner import OWNERLESS, JobError, JobRun, parse_job
 
 
 class Agent:
@@ -53,7 +53,8 @@ class Agent:
         except JobError as e:
             self.send({"id": job_id, "event": "error", "message": str(e)})
             return
-        run = JobRun(job, scratch=folder, owner=os.getpid())
+        # the warm-worker server outlives this agent (the SSH connection) until idle: the next connection finds it
+        run = JobRun(job, scratch=folder, owner=OWNERLESS)
         # Registering under the lock means a shutdown never races a job half set up: it sees every folder there is.
         with self.lock:
             if self.shutting_down:

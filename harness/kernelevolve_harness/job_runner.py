@@ -140,7 +140,7 @@ class JobRun:
                  owner: Optional[int] = None) -> None:
         self.job = job
         self.python = python
-        self.owner = owner if owner is not None else os.getpid()
+        self.owner = owner if owner is not None else os.getpid()  # OWNERLESS (0): the server lives until idle
         self.node = socket.gethostname()
         self._own_scratch = scratch is None
         self.scratch = scratch or tempfile.mkdtemp(prefix="kernelevolve-job-")
@@ -182,9 +182,10 @@ class JobRun:
             return
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (HARNESS_ROOT, env.get("PYTHONPATH", "")) if p)
-        # The warm-worker server lives as long as whoever runs jobs here (a host's CLI, agent or worker), not
-        # as long as one job.
-        env.setdefault("KERNELEVOLVE_WARM_OWNER", str(self.owner))
+        # The warm-worker server outlives the job: on a local or SSH host it has no owner and lives until idle
+        # (KERNELEVOLVE_WARM_IDLE_S), so the next evaluation, from whatever process, finds it; a Slurm worker
+        # owns its server (the allocation ends with it). KERNELEVOLVE_WARM_OWNER, when set, decides.
+        env.setdefault("KERNELEVOLVE_WARM_OWNER", "none" if self.owner == OWNERLESS else str(self.owner))
         if self.job.device is not None:
             env["CUDA_VISIBLE_DEVICES"] = self.job.device
         self._out = open(os.path.join(self.scratch, ".stdout"), "w+b")
@@ -281,6 +282,9 @@ class JobRun:
                     pass
 
 
+OWNERLESS = 0  # JobRun's owner for a server that outlives whoever ran the job (until idle)
+
+
 def run_job(job: Job, scratch: Optional[str] = None, owner: Optional[int] = None,
             tick: Optional[Callable[[], None]] = None) -> Dict[str, Any]:
     run = JobRun(job, scratch=scratch, owner=owner)
@@ -307,7 +311,8 @@ def main(job_file: Optional[str]) -> int:
     except (JobError, OSError) as e:
         sys.stdout.write(json.dumps(envelope("harness_error", message=f"Bad job: {e}")) + "\n")
         return 2
-    run = JobRun(job, owner=os.getppid())
+    # The local host's runner: the server stays warm for the next `kernelevolve evaluate` or `evolve`.
+    run = JobRun(job, owner=OWNERLESS)
     # A host that is gone (an editor killed mid-run) ends the job: its judge, orphaned, ends in turn.
     from .parent_watch import exit_with_parent
     exit_with_parent()

@@ -51,10 +51,15 @@ def mm_job(body: str, **extra: Any) -> Dict[str, Any]:
 
 
 def processes_under(folder: Path) -> List[str]:
-    """Processes whose working folder or command line lies under `folder`."""
+    """Processes whose working folder or command line lies under `folder`, other than this user's warm-worker
+    servers and what they forked (the server outlives jobs by design, and its shared reference process moves to a
+    folder of its own under the TMPDIR it was given)."""
+    from kernelevolve_harness.process_tree import _is_warm_server, descendants
+    servers = [int(e) for e in os.listdir("/proc") if e.isdigit() and _is_warm_server(int(e))]
+    spared = set(servers) | {pid for s in servers for pid in descendants(s, spare_warm_servers=False)}
     found = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
+        if not entry.isdigit() or int(entry) == os.getpid() or int(entry) in spared:
             continue
         try:
             cwd = os.readlink(f"/proc/{entry}/cwd")

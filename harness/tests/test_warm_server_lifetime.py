@@ -1,6 +1,6 @@
-"""A warm-worker server without an owner (KERNELEVOLVE_WARM_OWNER=none) outlives the evaluation that started it:
-the next evaluation reuses it, a server of another harness version is replaced, another user's is never used,
-and idleness ends it."""
+"""A warm-worker server without an owner (KERNELEVOLVE_WARM_OWNER=none, and by default for jobs of a local or SSH
+host) outlives the evaluation that started it: the next evaluation reuses it, a server of another harness version
+is replaced, another user's is never used, and idleness ends it."""
 import json
 import os
 import signal
@@ -123,3 +123,24 @@ def test_a_socket_served_by_another_user_is_never_used(tmp_path: Path) -> None:
     finally:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+
+
+def test_a_local_hosts_jobs_leave_the_server_warm_for_the_next_one(harness: Harness, warm_dir: Path) -> None:
+    # The local host runs each job as `run-job` from the CLI; no owner is set: the server outlives the runner and
+    # the CLI, and the next job, from another process, forks from it and reuses its shared reference.
+    env = env_for(harness, warm_dir)
+    del env["KERNELEVOLVE_WARM_OWNER"]
+    job = json.dumps({"spec": str(MM_SPEC), "candidate_source": mm_source(NAIVE), "candidate_name": "cand.cpp"})
+    verdicts = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-m", "kernelevolve_harness", "run-job"], input=job, capture_output=True,
+                           text=True, env=env, timeout=180, cwd=str(harness.tmp))
+        verdicts.append(json.loads(r.stdout)["verdict"])
+        pid = live_pid(harness, warm_dir)
+        assert pid is not None, "no warm server after the job"
+        verdicts[-1]["server"] = pid
+    first, second = verdicts
+    assert first["status"] == second["status"] == "ok", second
+    assert second["workers"] == {"reference": "shared (reused)", "candidate": "warm"}, second["workers"]
+    assert first["server"] == second["server"]
+    assert status(harness, warm_dir)["servers"][0]["owner"] == 0
