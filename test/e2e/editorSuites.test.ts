@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 describe('in-editor suites in code-server', () => {
-  it('pass: settings, spec drafting, accept with undo, panel replay, host commands, stop and resume', async () => {
+  it('pass: settings, spec drafting, per-change accept with clean undo, panel replay, host commands, stop and resume, write a kernel for an operator', async () => {
     mkdirSync(OUTPUT, { recursive: true });
     rmSync(results, { force: true });
     const suite = (await buildSuites()) as string;
@@ -48,9 +48,15 @@ describe('in-editor suites in code-server', () => {
       'Activation activate() takes at most 100 ms; the core loads on first use',
       'Settings a broken host entry is reported with the field and what to write',
       'Spec drafting Evolve on a kernel without a spec drafts one beside it and opens it before any run',
+      'Accepting a variant the CodeLens offers the variant over the kernel',
+      'Accepting a variant Accept shows the variant as an inline diff; each change is accepted or rejected on its own; nothing is saved',
+      'Accepting a variant one Undo of an accepted variant leaves the file clean, and the lens offers the variant again',
+      'Accepting a variant a renamed kernel is refused and the file is left as it is',
       'Side panel says ready when shown, and again after being hidden and shown',
       'Host commands Profile Kernel at Cursor judges the kernel and opens a profile report tab',
       'Run lifecycle Stop ends a running run after confirming its leaders; Resume continues it; a second Stop ends it at once',
+      'Write a kernel for a PyTorch or numpy operator the lens is over the operator; without an LLM the problem is drafted for review and no run starts',
+      'Write a kernel for a PyTorch or numpy operator with an LLM, the problem evolves and Accept writes the kernel next to the module and makes the operator call it',
     ]));
     expect(r.passed).toBe(r.tests.length);
   });

@@ -19,11 +19,11 @@ extern "C" void scale(float* x, int n) {
 `;
 const VARIANT = BASE.replace('TILE = 8', 'TILE = 64').replace('x[j] *= 2.0f;', 'x[j] += x[j];');
 
-function candidate(id: string, source: string, speedup: number, parents: string[]): Candidate {
+function candidate(id: string, source: string, speedup: number, parents: string[], interval?: [number, number]): Candidate {
   const at = Date.now();
   return {
     id, parents, operator: parents.length ? 'tune' : 'baseline', source, hash: id, state: 'done',
-    verdict: { status: 'ok', reason: 'Correct on 3 shape(s) x 2 seeds.', speedup, host: 'local' },
+    verdict: { status: 'ok', reason: 'Correct on 3 shape(s) x 2 seeds.', speedup, ...(interval ? { speedup_interval: interval } : {}), host: 'local' },
     placement: { host: 'local' }, timings: { proposedAt: at, startedAt: at, finishedAt: at },
   };
 }
@@ -41,7 +41,7 @@ suite('Accepting a variant', () => {
     writeFileSync(specPath, 'BACKEND = "cpp"\nSOURCE = "scale.cpp"\nKERNEL = "scale"\nSHAPES = [{"n": 100}]\ndef inputs(shape, seed):\n    pass\ndef launch(k, *args):\n    pass\n');
     const store = RunStore.create({ spec: { specPath, backend: 'cpp', sourcePath: source, kernel: 'scale' }, options: { budget: 2 }, hosts: [{ name: 'local', slots: 1 }], workspace: workspaceDir() });
     store.recordVerdict(candidate('c0000', BASE, 1, []));
-    store.recordVerdict(candidate('c0001', VARIANT, 2.5, ['c0000']));
+    store.recordVerdict(candidate('c0001', VARIANT, 2.5, ['c0000'], [2.3, 2.7]));
     store.update({ status: 'finished', reason: 'budget', best: { id: 'c0001', speedup: 2.5, operator: 'tune', status: 'ok' } });
     runId = store.runId;
     const api = await kernelEvolve();
@@ -58,7 +58,7 @@ suite('Accepting a variant', () => {
       titles = lenses.map((l) => l.command?.title ?? '');
       return titles.some((t) => /faster variant/.test(t));
     });
-    assert.ok(titles.includes('$(rocket) 2.50x faster variant (c0001) — Preview'), titles.join(' | '));
+    assert.ok(titles.includes('$(rocket) 2.50x (2.30-2.70) faster variant (c0001) — Preview'), titles.join(' | '));
     assert.ok(titles.includes('Accept') && titles.includes('Dismiss'));
   });
 
@@ -76,7 +76,7 @@ suite('Accepting a variant', () => {
     assert.equal(readFileSync(source, 'utf8'), BASE, 'nothing is written to disk before the user saves');
     let titles: string[] = [];
     await until('the per-change lenses', async () => (titles = await lensTitles(doc.uri)).filter((t) => t === 'Accept (Ctrl+Shift+Y)').length === 2);
-    assert.ok(titles.includes('KernelEvolve c0001 (2.50x): Accept All') && titles.includes('Reject All'), titles.join(' | '));
+    assert.ok(titles.includes('KernelEvolve c0001 (2.50x (2.30-2.70)): Accept All') && titles.includes('Reject All'), titles.join(' | '));
     // Reject the first change (the TILE constant), accept the second (the kernel's body) with the key's command.
     await vscode.commands.executeCommand('kernelEvolve.rejectHunk', doc.uri, 0);
     assert.match(doc.getText(), /constexpr int TILE = 8;/);
@@ -103,10 +103,10 @@ suite('Accepting a variant', () => {
     await vscode.commands.executeCommand('undo');
     assert.equal(doc.getText(), BASE);
     assert.equal(doc.isDirty, false, 'back to the saved text, the tab is clean');
-    await until('the variant offered again', async () => (await lensTitles(doc.uri)).includes('$(rocket) 2.50x faster variant (c0001) — Preview'));
+    await until('the variant offered again', async () => (await lensTitles(doc.uri)).includes('$(rocket) 2.50x (2.30-2.70) faster variant (c0001) — Preview'));
     // Dismissed, it can still be offered again from the lens.
     await vscode.commands.executeCommand('kernelEvolve.dismissCandidate', runId, 'c0001');
-    await until('the offer-again lens', async () => (await lensTitles(doc.uri)).includes('$(history) 2.50x variant dismissed — Offer Again'));
+    await until('the offer-again lens', async () => (await lensTitles(doc.uri)).includes('$(history) 2.50x (2.30-2.70) variant dismissed — Offer Again'));
     await vscode.commands.executeCommand('kernelEvolve.offerCandidateAgain', runId, 'c0001');
     await until('the variant offered after Offer Again', async () => (await lensTitles(doc.uri)).some((t) => /faster variant/.test(t)));
   });

@@ -12,17 +12,19 @@ export interface SuiteResults {
 
 export async function runSuites(): Promise<SuiteResults> {
   const mocha = new Mocha({ ui: 'tdd', timeout: 180_000, color: false, reporter: 'spec' });
+  // KERNELEVOLVE_TEST_GREP runs only the tests whose full title matches (while working on one suite).
+  if (process.env.KERNELEVOLVE_TEST_GREP) mocha.grep(new RegExp(process.env.KERNELEVOLVE_TEST_GREP));
   // Defines suite()/test() as globals before the suite modules are evaluated (they load lazily below).
   mocha.suite.emit('pre-require', globalThis, 'kernelevolve-suites', mocha);
   await import('./activation.suite');
   await import('./settings.suite');
   await import('./kernelLenses.suite');
   await import('./specDraft.suite');
-  // './acceptEdit.suite' is set aside: its lens and inline-diff titles predate the interval in the figure (open)
+  await import('./acceptEdit.suite');
   await import('./sidePanel.suite');
   await import('./commands.suite');
   await import('./runLifecycle.suite');
-  // './writeKernel.suite' is not run yet: it has not been seen passing in code-server (open)
+  await import('./writeKernel.suite');
   const results: SuiteResults = { passed: 0, failed: 0, failures: [], tests: [] };
   await new Promise<void>((resolve) => {
     const runner = mocha.run(() => resolve());
