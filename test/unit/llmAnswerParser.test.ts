@@ -1,6 +1,7 @@
 // The answer parser on the shapes real models produce, through the engine's real splice.
 import { describe, expect, it } from 'vitest';
 import { extractRationale, parseAnswer, type ParsedAnswer } from '../../src/engine/llm/answerParser';
+import { PythonLaunches } from './engine/pythonLaunches';
 
 const CPP = `#include <cstddef>
 
@@ -279,6 +280,77 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     expect(p.source).toContain('evict_first');
     expect(p.source).not.toContain('That is all');
     expect(p.rationale).toBe('That is all.');
+  });
+});
+
+describe('parseAnswer: a per-shape dispatch in the launcher (Triton)', () => {
+  const SOFTMAX = `import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(out_ptr, in_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK_SIZE)
+    x = tl.load(in_ptr + row * n_cols + offs, mask=offs < n_cols, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, 0))
+    tl.store(out_ptr + row * n_cols + offs, e / tl.sum(e, 0), mask=offs < n_cols)
+
+
+def softmax(x):
+    n_rows, n_cols = x.shape
+    BLOCK_SIZE = triton.next_power_of_2(n_cols)
+    num_warps = min(max(BLOCK_SIZE // 256, 1), 8)
+    y = torch.empty_like(x)
+    softmax_kernel[(n_rows,)](y, x, n_cols, BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)
+    return y
+`;
+  const launcher = (table: string) => `Rationale: 16 warps win on the wide rows and 2 on the narrow ones; a table keyed on the shape picks them, and any other shape launches as before.
+
+\`\`\`python
+SOFTMAX_BY_SHAPE = {
+${table}
+}
+
+
+def softmax(x):
+    n_rows, n_cols = x.shape
+    BLOCK_SIZE = triton.next_power_of_2(n_cols)
+    num_warps = min(max(BLOCK_SIZE // 256, 1), 8)
+    num_warps = SOFTMAX_BY_SHAPE.get((n_rows, n_cols), {}).get("num_warps", num_warps)
+    y = torch.empty_like(x)
+    softmax_kernel[(n_rows,)](y, x, n_cols, BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)
+    return y
+\`\`\`
+`;
+  const parse = (answer: string, parentSource = SOFTMAX) => parseAnswer({ answer, parentSource, kernel: 'softmax_kernel', language: 'python' });
+  const python = new PythonLaunches();
+  const warpsOn = (source: string, rows: number, cols: number) => python.run(source, `candidate.softmax(Tensor((${rows}, ${cols})))`)[0].num_warps;
+
+  it('takes a launcher with its table (no kernel in the answer): the kernel kept, each listed shape its setting, the original elsewhere', () => {
+    const p = ok(parse(launcher('    (4096, 4097): {"num_warps": 16},\n    (1024, 768): {"num_warps": 2},')));
+    expect(p.form).toBe('launcher');
+    expect(p.rationale).toMatch(/^16 warps win on the wide rows/);
+    const kernel = SOFTMAX.slice(SOFTMAX.indexOf('@triton.jit'), SOFTMAX.indexOf('def softmax(x)'));
+    expect(p.source).toContain(kernel);
+    expect(p.source.indexOf('SOFTMAX_BY_SHAPE = {')).toBeLessThan(p.source.indexOf('@triton.jit'));
+    expect(warpsOn(p.source, 4096, 4097)).toBe(16);
+    expect(warpsOn(p.source, 1024, 768)).toBe(2);
+    expect(warpsOn(p.source, 333, 1000)).toBe(warpsOn(SOFTMAX, 333, 1000));
+    try {
+      // a later dispatch replaces the table the parent already has, and keeps one of it
+      const again = ok(parse(launcher('    (4096, 4097): {"num_warps": 8},'), p.source));
+      expect(again.source.match(/SOFTMAX_BY_SHAPE = \{/g)).toHaveLength(1);
+      expect(warpsOn(again.source, 4096, 4097)).toBe(8);
+      expect(warpsOn(again.source, 1024, 768)).toBe(4);
+    } finally {
+      python.dispose();
+    }
+  });
+
+  it('still refuses a block that defines neither the kernel nor any function of the file', () => {
+    expect(bad(parse('```python\ndef helper(x):\n    return x\n```'))).toBe("none of the answer's 1 code block(s) defines softmax_kernel");
   });
 });
 

@@ -137,4 +137,22 @@ describe('prompt parts', () => {
     const lines = failedStrategies({ candidates: [...all, dup] });
     expect(lines.filter((l) => l.includes('AVX2 intrinsics'))).toHaveLength(1);
   });
+
+  it('offers a per-shape dispatch when different candidates win different shapes, and not otherwise', () => {
+    const perShape = (a: number, b: number): Verdict => ({ status: 'ok', reason: 'correct', speedup: Math.sqrt(a * b),
+      shapes: [{ shape: { n: 1000 }, baseline_ms: 0.01, candidate_ms: 0.01 / a, speedup: a }, { shape: { n: 4097 }, baseline_ms: 0.04, candidate_ms: 0.04 / b, speedup: b }] });
+    const wide = cand({ id: 'c0011', parents: ['c0000'], mode: 'improve', rationale: 'Unroll by 16 for long rows.', verdict: perShape(0.7, 2.0) });
+    const u = user(buildPrompt(inputs({ mode: 'improve', parent: wide, candidates: [baseline, wide] })));
+    expect(u).toContain('## The fastest code differs by shape');
+    expect(u).toContain('| n=1000 | c0000 (the baseline) | 1.00x |');
+    expect(u).toContain('| n=4097 | c0011: Unroll by 16 for long rows. | 2.00x |');
+    expect(u).toContain('Choosing per shape would reach about 1.41x, against 1.18x for the best single candidate. You may answer with a per-shape dispatch');
+    expect(u).toContain('in `scale` itself, on its size arguments');
+    // a Triton kernel's dispatch goes in its launcher
+    const triton = user(buildPrompt(inputs({ mode: 'improve', parent: wide, candidates: [baseline, wide], spec: { ...spec, backend: 'triton', kernel: 'scale_kernel' }, language: 'python' })));
+    expect(triton).toMatch(/in the launcher function .*CONFIGS\.get\(\(n_rows, n_cols\), \{\}\)\.get\("num_warps", <the original expression>\)/);
+    // one candidate winning everywhere, or a repair, offers none
+    expect(user(buildPrompt(inputs({ mode: 'improve', parent: fast })))).not.toContain('differs by shape');
+    expect(user(buildPrompt(inputs({ mode: 'repair', parent: broken, candidates: [baseline, wide, broken] })))).not.toContain('differs by shape');
+  });
 });

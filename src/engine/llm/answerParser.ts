@@ -22,7 +22,9 @@ export interface AnswerInput {
   finishReason?: string;
 }
 
-export type AnswerForm = 'search-replace' | 'file' | 'function';
+/** `launcher`: a Triton answer that rewrites the launcher function(s) around the kernel (a per-shape dispatch,
+ *  its table beside it) and leaves the kernel as it is. */
+export type AnswerForm = 'search-replace' | 'file' | 'function' | 'launcher';
 
 export type ParsedAnswer =
   | { ok: true; source: string; form: AnswerForm; rationale: string }
@@ -210,6 +212,10 @@ function defines(code: string, kernel: string, language: SourceLanguage): boolea
 
 function fromBlocks(blocks: CodeBlock[], input: AnswerInput): { source: string; form: AnswerForm } | string {
   const defining = blocks.filter((b) => defines(b.code, input.kernel, input.language));
+  if (!defining.length && input.language === 'python') {
+    const launcher = fromLauncherBlocks(blocks, input);
+    if (launcher) return launcher;
+  }
   if (!defining.length) {
     if (blocks.some((b) => b.tag === 'diff' || b.tag === 'patch' || /^@@ /m.test(b.code))) {
       return `the answer is a unified diff, which is not applied; answer with the whole ${input.kernel} function or SEARCH/REPLACE blocks`;
@@ -221,6 +227,60 @@ function fromBlocks(blocks: CodeBlock[], input: AnswerInput): { source: string; 
   if (!complete.length) return `the answer was cut off inside its code block (the model ran out of tokens or the fence was never closed)`;
   const block = complete[complete.length - 1];
   return toWholeFile(block.code, input);
+}
+
+/**
+ * A Python answer that leaves the kernel alone and rewrites the function(s) that launch it (a launcher choosing
+ * its configuration per shape from a table, the original computation as the fallback): each function of the
+ * parent the block defines is spliced in, and the block's module-level assignments (the table) go in too, a new
+ * one before the file's first definition, one the file has in place of it. Undefined when the block defines no
+ * function of the parent.
+ */
+function fromLauncherBlocks(blocks: CodeBlock[], input: AnswerInput): { source: string; form: AnswerForm } | string | undefined {
+  const functions = topLevelFunctions(input.parentSource, 'python').filter((f) => f !== input.kernel);
+  const complete = blocks.filter((b) => b.closed || input.finishReason !== 'length');
+  const block = [...complete].reverse().find((b) => functions.some((f) => defines(b.code, f, 'python')));
+  if (!block) return undefined;
+  let source = input.parentSource;
+  for (const f of functions.filter((name) => defines(block.code, name, 'python'))) {
+    try {
+      source = spliceFunction(source, f, block.code, { lang: 'python' });
+    } catch (e) {
+      return `the answer's ${f} could not be spliced into the file: ${(e as Error).message}`;
+    }
+  }
+  const mine = new Map(moduleAssignments(source).map((a) => [a.name, a]));
+  const fresh: string[] = [];
+  for (const a of moduleAssignments(block.code)) {
+    const held = mine.get(a.name);
+    if (!held) fresh.push(a.text);
+    else if (held.text !== a.text) source = source.slice(0, held.start) + a.text + source.slice(held.end);
+  }
+  if (fresh.length) {
+    const at = /^(?:@|def |class |async def )/m.exec(source)?.index ?? source.length;
+    source = source.slice(0, at) + fresh.join('\n\n') + '\n\n\n' + source.slice(at);
+  }
+  return { source, form: 'launcher' };
+}
+
+/** Python statements `NAME = ...` at column 0 (a dict spread over lines included), with their extents. */
+function moduleAssignments(code: string): Array<{ name: string; start: number; end: number; text: string }> {
+  const masked = maskNonCode(code, 'python', { keepStrings: false });
+  const out: Array<{ name: string; start: number; end: number; text: string }> = [];
+  const re = /^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)/gm;
+  for (let m = re.exec(masked); m; m = re.exec(masked)) {
+    let depth = 0;
+    let k = m.index;
+    for (; k < masked.length; k++) {
+      const ch = masked[k];
+      if ('([{'.includes(ch)) depth++;
+      else if (')]}'.includes(ch)) depth--;
+      else if (ch === '\n' && depth <= 0 && masked[k - 1] !== '\\') break;
+    }
+    out.push({ name: m[1], start: m.index, end: k, text: code.slice(m.index, k) });
+    re.lastIndex = k;
+  }
+  return out;
 }
 
 /** An unclosed fence is still usable when its code is whole (a model that forgot the closing fence). */

@@ -10,6 +10,7 @@ import { findFunction } from '../splice';
 import type { SourceLanguage } from '../sourceText';
 import type { Verdict } from '../../contract/verdict';
 import { fitness } from '../fitness';
+import { shapeWinners } from '../shapeWinners';
 import type { ChatMessage } from './llmClient';
 import type { ChosenNote } from './knowledgeBase';
 import type { PastWin } from './pastWins';
@@ -148,6 +149,7 @@ function userMessage(p: PromptInputs): string {
     }
   }
 
+  if (p.mode === 'improve' || p.mode === 'crossover') out.push(...shapeDispatch(p));
   const best = bestSoFar(p);
   if (best.length) {
     out.push('## Best candidates so far', '');
@@ -176,6 +178,36 @@ function userMessage(p: PromptInputs): string {
   }
   out.push(`Answer now: a "Rationale:" paragraph, then the code of \`${p.spec.kernel}\` as the system message says.`);
   return out.join('\n');
+}
+
+/** Choosing per shape must beat the best single candidate by this much before the prompt offers it. */
+const DISPATCH_GAIN = 1.02;
+
+/**
+ * When different candidates are fastest on different shapes (the baseline included), the table of who wins where
+ * and the offer to answer with a per-shape dispatch: the winners' settings (or code) chosen from a small table
+ * keyed on the launch's shape values, the original computation as the fallback. Judged on every shape like any
+ * answer. Empty when one candidate wins every shape or choosing would gain little.
+ */
+export function shapeDispatch(p: Pick<PromptInputs, 'candidates' | 'spec'>): string[] {
+  const { winners, dispatchScore, bestSingle } = shapeWinners(p.candidates, () => true);
+  if (new Set(winners.map((w) => w.candidate.id)).size < 2 || !(dispatchScore > bestSingle * DISPATCH_GAIN)) return [];
+  const who = (c: Candidate) => (c.operator === 'baseline' ? `${c.id} (the baseline)` : `${c.id}${c.rationale ? `: ${clip(c.rationale, 120)}` : c.knobs ? `: ${clip(JSON.stringify(c.knobs), 120)}` : ''}`);
+  const where = p.spec.backend === 'triton'
+    ? 'in the launcher function (the Python that calls the kernel), on the values it reads from the tensors\' shapes, e.g. a module-level `CONFIGS = {(4096, 1024): {"BLOCK_SIZE": 2048, "num_warps": 8}}` and `CONFIGS.get((n_rows, n_cols), {}).get("num_warps", <the original expression>)`; answer with the launcher and its table, the whole file, or SEARCH/REPLACE blocks'
+    : `in \`${p.spec.kernel}\` itself, on its size arguments (a branch per listed shape, each to the code that wins it)`;
+  return [
+    '## The fastest code differs by shape',
+    '',
+    '| shape | fastest | its speedup there |',
+    '|---|---|---|',
+    ...winners.map((w) => `| ${shapeName(w.shape)} | ${who(w.candidate)} | ${w.speedup.toFixed(2)}x |`),
+    '',
+    `Choosing per shape would reach about ${dispatchScore.toFixed(2)}x, against ${bestSingle.toFixed(2)}x for the best single candidate. You may answer with a per-shape dispatch: `
+      + `pick each shape's winning setting or code from a small table keyed on the shape, ${where}, with the original code as the fallback for every shape not in the table. `
+      + 'It is judged on every shape like any answer, so the fallback path must stay exactly as correct as the original.',
+    '',
+  ];
 }
 
 function taskLine(p: PromptInputs): string {
