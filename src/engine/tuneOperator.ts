@@ -2,7 +2,8 @@
 // parameters the code computes) and nothing else. It searches without enumerating the grid: first the
 // configurations the knowledge base holds for this hardware and kernel class, then spread-out probes (drafts),
 // then a pattern search from the parent the policy picks (the best, with greedy): repeat the move that made
-// the parent better, joint moves (tiles with warps and stages: they pay off together), single-knob
+// the parent better, for a memory-bound kernel (elementwise, reduction) the warps alone at the block it has,
+// joint moves (tiles with warps and stages: they pay off together), single-knob
 // halvings/doublings ordered by what such moves did before, x4 jumps, then pairs. Regions where a candidate
 // failed (out of shared memory, wrong results after a block shrank) are not tried again. When different
 // configurations win different shapes, it searches from each shape's winner in turn and proposes one
@@ -15,7 +16,7 @@ import { listFunctions } from './splice';
 import { shapeSpeeds, shapeWinners } from './shapeWinners';
 import { learnedRegions } from './tuneConstraints';
 import { writeDispatch } from './tunedDispatch';
-import { kernelClassOf, startValues, tuneStarts } from './tuneKnowledge';
+import { kernelClassOf, startValues, tuneStarts, type KernelClass } from './tuneKnowledge';
 import type { Operator, Proposal, ProposalBatch, ProposalContext } from './operator';
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
 import { scoreOf } from './pairedScore';
@@ -110,9 +111,10 @@ export class TuneOperator implements Operator {
     const current = knobValues(full);
     const stats = this.moveStats(ctx.candidates);
     const regions = learnedRegions(ctx.candidates, set.knobs, (c) => this.valuesOf(c), this.name);
+    const kernelClass = this.classOf(ctx);
     const steps: Step[] = ctx.parent
-      ? this.refineMoves(base, set, ctx.candidates, stats).map((move) => ({ move }))
-      : [...this.knowledgeStarts(set, ctx), ...this.probeMoves(set, current).map((move) => ({ move }))];
+      ? this.refineMoves(base, set, ctx.candidates, stats, kernelClass).map((move) => ({ move }))
+      : [...this.knowledgeStarts(set, ctx, kernelClass), ...this.probeMoves(set, current).map((move) => ({ move }))];
     for (const step of steps) {
       const values = 'move' in step ? applyMove(set, current, step.move) : { ...current, ...step.values };
       if (!values || !satisfiesConstraints(set, values)) continue;
@@ -133,11 +135,16 @@ export class TuneOperator implements Operator {
     return { proposals: [], exhausted: true };
   }
 
-  /** First drafts from the knowledge base: configurations known to be good for this hardware and kernel class. */
-  private knowledgeStarts(set: KnobSet, ctx: ProposalContext): Step[] {
-    if (this.lang !== 'python' || this.knowledgeDir === null) return [];
+  /** The Triton kernel's class (matmul, attention, reduction, elementwise); undefined for C-like sources. */
+  private classOf(ctx: ProposalContext): KernelClass | undefined {
+    if (this.lang !== 'python') return undefined;
     const fn = listFunctions(ctx.baselineSource, 'python').find((f) => f.name === ctx.spec.kernel);
-    const kernelClass = kernelClassOf(fn ? ctx.baselineSource.slice(fn.start, fn.end) : ctx.baselineSource);
+    return kernelClassOf(fn ? ctx.baselineSource.slice(fn.start, fn.end) : ctx.baselineSource);
+  }
+
+  /** First drafts from the knowledge base: configurations known to be good for this hardware and kernel class. */
+  private knowledgeStarts(set: KnobSet, ctx: ProposalContext, kernelClass: KernelClass | undefined): Step[] {
+    if (!kernelClass || this.knowledgeDir === null) return [];
     let starts;
     try {
       starts = tuneStarts({ hardware: ctx.hardware, backend: ctx.spec.backend, kernelClass, userFolders: this.knowledgeFolders, builtinDir: this.knowledgeDir });
@@ -233,7 +240,7 @@ export class TuneOperator implements Operator {
     });
   }
 
-  private refineMoves(parent: Candidate, set: KnobSet, all: readonly Candidate[], stats: MoveStats): Move[] {
+  private refineMoves(parent: Candidate, set: KnobSet, all: readonly Candidate[], stats: MoveStats, kernelClass?: KernelClass): Move[] {
     const moves: Move[] = [];
     const names = set.knobs.map((k) => k.name).filter((n) => !stats.broken.has(n));
     // 1. the move that made this parent better than its own parent, once more
@@ -242,10 +249,17 @@ export class TuneOperator implements Operator {
       const delta = this.moveBetween(grandparent, parent, set);
       if (delta && Object.keys(delta).length) moves.push(delta);
     }
-    // 2. joint moves: larger tiles want more warps and deeper pipelines (and smaller ones fewer), which single
+    // 2. a memory-bound kernel (elementwise, a reduction over rows) lives on how many loads are in flight: at the
+    //    block a start chose, the warps decide it (more first: latency hidden by more warps), so they move alone
+    //    before any joint move changes the block too
+    if (kernelClass === 'elementwise' || kernelClass === 'reduction') {
+      const warps = set.knobs.filter((k) => k.role === 'warps' && !stats.broken.has(k.name)).map((k) => k.name);
+      for (const d of [1, -1]) if (warps.length) moves.push(Object.fromEntries(warps.map((n) => [n, d])));
+    }
+    // 3. joint moves: larger tiles want more warps and deeper pipelines (and smaller ones fewer), which single
     //    moves never reach when each alone makes things worse
     moves.push(...jointMoves(set.knobs.filter((k) => !stats.broken.has(k.name))));
-    // 3. single-knob moves: halve/double first, then x4 / ÷4 to jump out of a local optimum; within a step
+    // 4. single-knob moves: halve/double first, then x4 / ÷4 to jump out of a local optimum; within a step
     //    size the directions that paid off elsewhere in the run go first
     for (const step of [1, 2]) {
       const singles: Array<{ move: Move; score: number; order: number }> = [];
@@ -260,7 +274,7 @@ export class TuneOperator implements Operator {
       singles.sort((a, b) => b.score - a.score || a.order - b.order);
       moves.push(...singles.map((s) => s.move));
     }
-    // 4. pairs of halvings/doublings (knobs that only pay off together), around the run's best only: they are
+    // 5. pairs of halvings/doublings (knobs that only pay off together), around the run's best only: they are
     //    many, and a lesser parent rarely hides the optimum
     const bestF = Math.max(...all.map((c) => scoreOf(c)));
     if (scoreOf(parent) >= bestF) {

@@ -26,6 +26,26 @@ async function tuneMatmul(budget: number, opts: { hardware?: string; knowledge?:
   return { summary, run, evaluator };
 }
 
+describe('an elementwise kernel on an H200 (the quick GELU launched with 128-element blocks and 1 warp)', () => {
+  const gelu = readFileSync(path.join(__dirname, '../../../scripts/gpu/tuner-kernels/quick_gelu/gelu.py'), 'utf8');
+  const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/gelu.py', kernel: 'quick_gelu_kernel' };
+  // a scripted memory-bound landscape whose optimum is off every start: 2048-element blocks want 16 warps there
+  const time = (v: KnobValues) => Math.exp(0.3 * (Math.log2(v.BLOCK) - 11) ** 2 + 0.5 * (Math.log2(v.num_warps) - 4) ** 2);
+  const grid = gridBest({ BLOCK: [256, 512, 1024, 2048, 4096, 8192], num_warps: [1, 2, 4, 8, 16] }, time, { BLOCK: 128, num_warps: 1 }, () => undefined);
+
+  it('drafts the Hopper elementwise starts, then moves the warps alone at the best block, reaching the grid best within 20% of it', async () => {
+    const budget = Math.floor(0.2 * grid.points);
+    const evaluator = new TritonLandscapeEvaluator(gelu, [{ shape: { n: 16777216 }, time }], () => undefined, 'nvidia-h200');
+    const run = new EvolutionRun({ runId: 'g', runDir: '/tmp/none', spec, baselineSource: gelu, operators: [new TuneOperator({ fileName: 'gelu.py' })],
+      evaluator, policy: new GreedyPolicy(), limits: { budget }, confirmTop: 0 });
+    const summary = await run.run();
+    expect(evaluator.jobs.slice(1, 4).map((j) => j.values)).toEqual([{ BLOCK: 1024, num_warps: 8 }, { BLOCK: 2048, num_warps: 8 }, { BLOCK: 1024, num_warps: 4 }]);
+    expect(evaluator.jobs[4].values).toEqual({ BLOCK: 2048, num_warps: 16 });
+    expect(evaluator.jobs.length - 1).toBeLessThanOrEqual(budget);
+    expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.98);
+  });
+});
+
 describe('joint moves and hardware-informed starts (Triton matmul from 16x16x16 tiles, 1 warp, 1 stage)', () => {
   const base = knobValues(detectKnobs(TRITON_MATMUL, 'python'));
   const grid = gridBest(GRID, matmulTime, base, outOfSharedMemory);
