@@ -39,7 +39,10 @@ export function planDeviceAccept(input: DeviceAcceptInput): DeviceAccept {
   const kept = `Winners on other hardware (${others.map((w) => `${w.hardware}: ${w.candidateId} of run ${w.runId}`).join('; ')}) are not in it`;
   const capability = cudaCapabilityOf(accepted.hardware);
   if (!capability) return { kind: 'plain', note: `${kept}: the hardware that judged this variant (${accepted.hardware}) has no known CUDA compute capability to choose it by.` };
-  if (!accepted.knobs) return { kind: 'plain', note: `${kept}: this variant rewrites code, and only tuned launch parameters can be chosen per device.` };
+  if (!accepted.knobs) {
+    const why = accepted.mode === 'dispatch' ? 'this variant already chooses per shape, and a device table holds one setting per device' : 'this variant rewrites code, and only tuned launch parameters can be chosen per device';
+    return { kind: 'plain', note: `${kept}: ${why}.` };
+  }
   const left: string[] = [];
   const tabled = others.filter((w) => {
     const cap = cudaCapabilityOf(w.hardware);

@@ -82,6 +82,12 @@ describe('accepting a variant of a kernel with winners on other hardware', () =>
     expect(planDeviceAccept({ runDir: h200, kernel, baseline: TRITON_MATMUL, candidateId: 'c0007' })).toEqual({ kind: 'plain',
       note: 'Winners on other hardware (nvidia-a100: c0003 of run r-a100) are not in it: this variant rewrites code, and only tuned launch parameters can be chosen per device.' });
 
+    const dispatched = storedRun(runs, 'r-h200-shapes', 'nvidia-h200', [{ id: 'c0009', speedup: 2.6, operator: 'tune' }]);
+    fs.writeFileSync(path.join(dispatched, 'candidates', 'c0009.json'), JSON.stringify({ id: 'c0009', operator: 'tune', mode: 'dispatch',
+      knobs: { '{m=2048}': 'BLOCK_M=128 (c0004, 2.60x)' }, placement: { host: 'nvidia-h200-box' } }));
+    expect(planDeviceAccept({ runDir: dispatched, kernel, baseline: TRITON_MATMUL, candidateId: 'c0009' })).toMatchObject({ kind: 'plain',
+      note: expect.stringMatching(/are not in it: this variant already chooses per shape, and a device table holds one setting per device\.$/) });
+
     const same = path.join(root, 'same-capability');
     storedRun(same, 'r-h100', 'nvidia-h100', [{ id: 'c0004', speedup: 1.5, knobs: A100 }]);
     const h200b = storedRun(same, 'r-h200', 'nvidia-h200', [{ id: 'c0005', speedup: 2.31, knobs: H200 }]);
