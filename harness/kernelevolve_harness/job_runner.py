@@ -14,6 +14,8 @@ A job is a JSON object:
   lock_device       names the timing lock when the device's machine-wide name differs from `device` (a Slurm
                     job's GPUs, renumbered from 0 inside the job)
   timeout_s         the whole evaluation's limit, from its start here; the runner stops it and answers "timeout"
+  toolchain         the host's toolchain for a custom-backend spec ({"compile", "run", "knowledge", "hardware"},
+                    field by field over the spec's TOOLCHAIN; backends/custom.py)
 
 The answer is one envelope (a JSON object, ENVELOPE = 1):
 
@@ -66,6 +68,7 @@ class Job:
     device: Optional[str] = None
     lock_device: Optional[str] = None
     timeout_s: Optional[float] = None
+    toolchain: Optional[Dict[str, Any]] = None  # the host's toolchain (the custom backend), over the spec's
 
 
 def _opt_str(data: Dict[str, Any], key: str) -> Optional[str]:
@@ -118,6 +121,10 @@ def parse_job(data: Any) -> Job:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise JobError(f'The job\'s "timeout_s" must be a positive number of seconds; got {timeout!r}.')
         job.timeout_s = float(timeout)
+    toolchain = data.get("toolchain")
+    if toolchain is not None and not isinstance(toolchain, dict):
+        raise JobError('The job\'s "toolchain" must be an object such as {"compile": [...], "run": [...]}.')
+    job.toolchain = toolchain
     return job
 
 
@@ -188,6 +195,8 @@ class JobRun:
         env.setdefault("KERNELEVOLVE_WARM_OWNER", "none" if self.owner == OWNERLESS else str(self.owner))
         if self.job.device is not None:
             env["CUDA_VISIBLE_DEVICES"] = self.job.device
+        if self.job.toolchain:
+            env["KERNELEVOLVE_TOOLCHAIN"] = json.dumps(self.job.toolchain)
         self._out = open(os.path.join(self.scratch, ".stdout"), "w+b")
         self._err = open(os.path.join(self.scratch, ".stderr"), "w+b")
         self.started_at = time.time()

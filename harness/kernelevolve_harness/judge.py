@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .backends import Backend, Build, get_backend
+from .backends import Backend, BackendError, Build, get_backend
 from .device_lock import device_lock
 from .protocol import BATCH_BYTES, MAX_BATCH, Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .spec import SpecError, read_header
@@ -193,6 +193,10 @@ class Judge:
         self.scale = max(opts.timeout_scale, 1e-3)
         self.header = read_header(opts.spec)
         self.backend: Backend = get_backend(self.header.backend)
+        try:
+            self.backend.configure(self.header.path)
+        except BackendError as e:
+            raise SpecError(str(e))
         self.baseline_path = os.path.abspath(opts.baseline) if opts.baseline else self.header.source
         self.workdir = tempfile.mkdtemp(prefix="kernelevolve-")
         self.nonce = secrets.token_hex(16)

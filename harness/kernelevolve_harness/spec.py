@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Dict, List, Optional, Tuple
 
+from .backends import BackendError, get_backend
 from .backends import names as backend_names
 
 
@@ -192,6 +193,10 @@ def describe(spec_path: str) -> Dict[str, Any]:
     try:
         header = read_header(spec_path)
         facts.update(backend=header.backend, source=header.source, kernel=header.kernel)
+        try:
+            facts.update(get_backend(header.backend).describe(spec_path))
+        except BackendError as e:
+            raise SpecError(str(e))
         with open(spec_path, encoding="utf-8") as f:
             tree = ast.parse(f.read(), filename=spec_path)
         facts["has_reference"] = any(isinstance(n, ast.FunctionDef) and n.name == "reference" for n in tree.body)

@@ -23,14 +23,17 @@ export function kernelClassOf(kernelText: string): KernelClass {
 export interface TuneKnowledgeQuery {
   hardware?: string;
   backend: string;
-  kernelClass: KernelClass;
-  /** Folders of the user's own knowledge, searched like the bundled one (their files first). */
+  /** undefined for a C or C++ kernel: only a file's `any` starts apply. */
+  kernelClass?: KernelClass;
+  /** Folders of the user's own knowledge, searched like the bundled one (their files first); the files at a
+   * user folder's top apply to every hardware (an accelerator's toolchain names such a folder). */
   userFolders?: string[];
   /** The bundled knowledge folder; default: the one shipped with the extension. */
   builtinDir?: string;
 }
 
-function readStarts(file: string, backend: string, kernelClass: KernelClass): TuneStart[] {
+/** `any`: starts for every kernel of the file's backend (the only ones a C or C++ kernel reads: it has no class here). */
+function readStarts(file: string, backend: string, kernelClass: KernelClass | undefined): TuneStart[] {
   let data: unknown;
   try {
     data = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -39,33 +42,33 @@ function readStarts(file: string, backend: string, kernelClass: KernelClass): Tu
   }
   const d = data as { backend?: string; starts?: Record<string, unknown> };
   if (d.backend && d.backend !== backend) return [];
-  const list = d.starts?.[kernelClass];
-  if (!Array.isArray(list)) return [];
+  const list = [kernelClass ? d.starts?.[kernelClass] : undefined, d.starts?.any].flatMap((l) => (Array.isArray(l) ? l as unknown[] : []));
   return list.filter((s): s is TuneStart => typeof s === 'object' && s !== null
     && Object.values(s).every((v) => typeof v === 'number' && Number.isInteger(v) && v > 0));
 }
 
-/** Starts for the query, most specific hardware folder first, the user's folders before the bundled ones, duplicates dropped. */
+/**
+ * Starts for the query, most specific hardware folder first, the user's folders before the bundled ones, then the
+ * files at the top of the user's folders; duplicates dropped.
+ */
 export function tuneStarts(q: TuneKnowledgeQuery): TuneStart[] {
   const roots = [...(q.userFolders ?? []), q.builtinDir ?? builtinKnowledgeDir()].filter((r): r is string => !!r);
+  const dirs = hardwareFolders(q.hardware, q.backend).flatMap((folder) => roots.map((root) => path.join(root, ...folder.split('/'))));
   const out: TuneStart[] = [];
   const seen = new Set<string>();
-  for (const folder of hardwareFolders(q.hardware, q.backend)) {
-    for (const root of roots) {
-      const dir = path.join(root, ...folder.split('/'));
-      let files: string[];
-      try {
-        files = fs.readdirSync(dir).filter((f) => /^tune-.*\.json$/i.test(f)).sort();
-      } catch {
-        continue;
-      }
-      for (const f of files) {
-        for (const s of readStarts(path.join(dir, f), q.backend, q.kernelClass)) {
-          const key = JSON.stringify(Object.entries(s).sort());
-          if (!seen.has(key)) {
-            seen.add(key);
-            out.push(s);
-          }
+  for (const dir of [...dirs, ...(q.userFolders ?? [])]) {
+    let files: string[];
+    try {
+      files = fs.readdirSync(dir).filter((f) => /^tune-.*\.json$/i.test(f)).sort();
+    } catch {
+      continue;
+    }
+    for (const f of files) {
+      for (const s of readStarts(path.join(dir, f), q.backend, q.kernelClass)) {
+        const key = JSON.stringify(Object.entries(s).sort());
+        if (!seen.has(key)) {
+          seen.add(key);
+          out.push(s);
         }
       }
     }

@@ -16,7 +16,7 @@ import { listFunctions } from './splice';
 import { shapeSpeeds, shapeWinners } from './shapeWinners';
 import { learnedRegions } from './tuneConstraints';
 import { writeDispatch } from './tunedDispatch';
-import { kernelClassOf, startValues, tuneStarts, type KernelClass } from './tuneKnowledge';
+import { type KernelClass, kernelClassOf, startValues, tuneStarts } from './tuneKnowledge';
 import type { Operator, Proposal, ProposalBatch, ProposalContext } from './operator';
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
 import { scoreOf } from './pairedScore';
@@ -144,7 +144,7 @@ export class TuneOperator implements Operator {
 
   /** First drafts from the knowledge base: configurations known to be good for this hardware and kernel class. */
   private knowledgeStarts(set: KnobSet, ctx: ProposalContext, kernelClass: KernelClass | undefined): Step[] {
-    if (!kernelClass || this.knowledgeDir === null) return [];
+    if (this.knowledgeDir === null) return []; // C-like sources read the `any` starts
     let starts;
     try {
       starts = tuneStarts({ hardware: ctx.hardware, backend: ctx.spec.backend, kernelClass, userFolders: this.knowledgeFolders, builtinDir: this.knowledgeDir });
@@ -152,7 +152,7 @@ export class TuneOperator implements Operator {
       return []; // a broken user file costs the hardware-informed starts, not the run
     }
     return starts.map((s) => startValues(s, set.knobs)).filter((v): v is KnobValues => !!v)
-      .map((values) => ({ values, why: `known good for ${kernelClass} on ${ctx.hardware ?? 'this backend'}` }));
+      .map((values) => ({ values, why: `known good for ${kernelClass ?? ctx.spec.kernel} on ${ctx.hardware ?? 'this backend'}` }));
   }
 
   /** Candidates whose settings a per-shape table may take: the tuner's own (not dispatches) and the baseline. */

@@ -2,7 +2,7 @@
 // how it reads the answer: the job JSON is built here once, and the envelope is checked by the contract's one
 // parser. Hosts only move these bytes; the runner owns the timing lock, the timeout and its verdict, and cleanup.
 import type { EvaluationJob, Placement, PoolVerdict } from '../contract/job';
-import { SpecError } from '../contract/spec';
+import { SpecError, type Toolchain } from '../contract/spec';
 import type { RunnerPlace } from '../contract/verdictEnvelope';
 import { MalformedAnswerError, parseJobAnswer } from '../contract/verdictEnvelope';
 
@@ -17,6 +17,7 @@ export interface RunnerJob {
   profile?: boolean;
   device?: string;
   timeout_s?: number;
+  toolchain?: Toolchain;
 }
 
 /** The runner's job for `job`, with the spec and baseline as the host sees them. */
@@ -26,6 +27,8 @@ export function runnerJob(job: EvaluationJob, where: {
   baseline?: string;
   baselineSource?: { name: string; text: string };
   device?: string;
+  /** The host's toolchain (custom backend). */
+  toolchain?: Toolchain;
 }): RunnerJob {
   const r: RunnerJob = { spec: where.spec, candidate_source: job.candidateSource, candidate_name: job.candidateFileName };
   if (where.baselineSource) {
@@ -37,6 +40,7 @@ export function runnerJob(job: EvaluationJob, where: {
   if (job.profile) r.profile = true;
   if (where.device !== undefined) r.device = where.device;
   if (job.timeoutS) r.timeout_s = job.timeoutS;
+  if (where.toolchain) r.toolchain = where.toolchain;
   return r;
 }
 

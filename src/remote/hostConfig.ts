@@ -2,6 +2,7 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import { ConfigError, type LlmConfig } from '../contract/config';
+import type { Toolchain } from '../contract/spec';
 import type { Host } from './host';
 import { LocalHost } from './localHost';
 
@@ -13,6 +14,8 @@ export interface LocalHostConfig {
   devices?: number[];
   hardware?: string;
   workdir?: string;
+  /** This machine's toolchain for custom-backend specs (over the spec's TOOLCHAIN, field by field). */
+  toolchain?: Toolchain;
 }
 
 export interface SshHostConfig {
@@ -29,6 +32,8 @@ export interface SshHostConfig {
   slots?: number;
   devices?: number[];
   hardware?: string;
+  /** That machine's toolchain for custom-backend specs (paths on that machine). */
+  toolchain?: Toolchain;
 }
 
 export interface SlurmHostConfig {
@@ -68,6 +73,24 @@ export const NO_HOSTS = 'The config lists no hosts; add {"name": "local", "type"
 
 export const DEFAULT_CONFIG: KernelEvolveConfig = { hosts: [{ name: 'local', type: 'local' }] };
 
+const TOOLCHAIN_EXAMPLE = '{"compile": ["my-cc", "{source}", "-o", "{output}"], "run": ["my-run", "--"]}';
+
+/** A host's toolchain: commands as lists of strings, the rest strings. */
+function toolchainProblems(value: unknown, at: string): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [`${at} must be an object like ${TOOLCHAIN_EXAMPLE}.`];
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(value)) {
+    if (k === 'compile' || k === 'run') {
+      if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) out.push(`${at}.${k} must be a command as a list of strings, e.g. ${TOOLCHAIN_EXAMPLE}.`);
+    } else if (k === 'hardware' || k === 'knowledge') {
+      if (typeof v !== 'string') out.push(`${at}.${k} must be a string.`);
+    } else {
+      out.push(`${at}.${k} is not a toolchain field; use compile, run, knowledge or hardware.`);
+    }
+  }
+  return out;
+}
+
 /** Checks a parsed config; every problem is one sentence naming the field and what to write. */
 export function validateConfig(value: unknown, where = 'config'): KernelEvolveConfig {
   const problems: string[] = [];
@@ -102,6 +125,7 @@ export function validateConfig(value: unknown, where = 'config'): KernelEvolveCo
     if (host.devices !== undefined && (!Array.isArray(host.devices) || !host.devices.every((d) => Number.isInteger(d) && d >= 0))) {
       problems.push(`${at}.devices must be a list of device ordinals such as [0, 1].`);
     }
+    if (host.toolchain !== undefined) problems.push(...toolchainProblems(host.toolchain, `${at}.toolchain`));
     for (const k of ['user', 'identityFile', 'knownHostsFile', 'python', 'workdir', 'hardware', 'partition', 'account', 'gres', 'timeLimit', 'setup']) {
       if (host[k] !== undefined && typeof host[k] !== 'string') problems.push(`${at}.${k} must be a string.`);
     }

@@ -4,6 +4,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { HostCheck } from '../contract/hardware';
 import type { EvaluationJob, PoolVerdict } from '../contract/job';
+import type { Toolchain } from '../contract/spec';
 import { harnessDir } from './harnessLocation';
 import { runnerJob, verdictFromAnswer } from './harnessJob';
 import type { Host } from './host';
@@ -16,6 +17,8 @@ export interface LocalHostOptions {
   /** Scratch folder for candidate files; a temp folder by default. */
   workdir?: string;
   devices?: number[];
+  /** This machine's toolchain for custom-backend specs. */
+  toolchain?: Toolchain;
 }
 
 export interface HarnessProcessResult {
@@ -32,6 +35,7 @@ export class LocalHost implements Host {
   private readonly python: string;
   private readonly workdir?: string;
   private readonly devices?: number[];
+  private readonly toolchain?: Toolchain;
   private nextDevice = 0;
   /** The harness's job runner applies each job's timeout from its start. */
   readonly enforcesTimeout = true;
@@ -43,6 +47,7 @@ export class LocalHost implements Host {
     this.hardware = opts.hardware;
     this.workdir = opts.workdir;
     this.devices = opts.devices;
+    this.toolchain = opts.toolchain;
   }
 
   async evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<PoolVerdict> {
@@ -52,7 +57,7 @@ export class LocalHost implements Host {
       env.TMPDIR = this.workdir; // the runner's scratch folders go here
     }
     const device = this.devices?.length ? String(this.devices[this.nextDevice++ % this.devices.length]) : undefined;
-    const request = runnerJob(job, { spec: job.specPath, baseline: job.baselinePath, device });
+    const request = runnerJob(job, { spec: job.specPath, baseline: job.baselinePath, device, toolchain: this.toolchain });
     const started = Date.now();
     // The runner stops the job at its limit and answers "timeout" itself; this backstop only catches a runner
     // that cannot answer at all.

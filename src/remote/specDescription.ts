@@ -4,7 +4,7 @@
 // with the harness's own sentence.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { Backend, KernelSpec } from '../contract/spec';
+import type { Backend, KernelSpec, Toolchain } from '../contract/spec';
 import { BACKENDS, SpecError } from '../contract/spec';
 import { harnessDir } from './harnessLocation';
 import { runProcess } from './localHost';
@@ -17,6 +17,19 @@ export interface SpecDescription extends KernelSpec {
   tolerance: Record<string, number> | null;
   /** Header names whose values are computed at import, checked where the spec is imported. */
   computed: string[];
+  /** A custom-backend spec's TOOLCHAIN as the harness resolved it (paths absolute); undefined for the others. */
+  toolchain?: Toolchain;
+}
+
+function toolchainOf(value: unknown): Toolchain | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const t = value as Record<string, unknown>;
+  const command = (c: unknown) => (Array.isArray(c) ? c.map(String) : undefined);
+  return {
+    compile: command(t.compile), run: command(t.run),
+    knowledge: typeof t.knowledge === 'string' ? t.knowledge : null,
+    hardware: typeof t.hardware === 'string' ? t.hardware : null,
+  };
 }
 
 const described = new Map<string, { stamp: string; answer: Promise<SpecDescription> }>();
@@ -53,6 +66,7 @@ async function ask(specPath: string, python: string): Promise<SpecDescription> {
     inplace: Array.isArray(facts.inplace) ? facts.inplace as number[] : null,
     tolerance: facts.tolerance && typeof facts.tolerance === 'object' ? facts.tolerance as Record<string, number> : null,
     computed: Array.isArray(facts.computed) ? facts.computed.map(String) : [],
+    ...(facts.toolchain ? { toolchain: toolchainOf(facts.toolchain) } : {}),
   };
 }
 

@@ -254,6 +254,7 @@ export class SshHost implements Host {
       baseline: `${specDir}/${bundle.sourceRel}`,
       baselineSource: overridden ? { name: `baseline${path.extname(job.baselinePath)}`, text: await fs.readFile(job.baselinePath, 'utf8') } : undefined,
       device: device === undefined ? undefined : String(device),
+      toolchain: this.config.toolchain,
     });
     const id = jobDir;
     const onAbort = () => session.agent.kill(id);

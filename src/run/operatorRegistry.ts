@@ -27,7 +27,7 @@ export interface OperatorContext {
 type OperatorFactory = (ctx: OperatorContext) => Operator | Promise<Operator>;
 
 const REGISTRY: Record<string, OperatorFactory> = {
-  tune: (ctx) => new TuneOperator({ fileName: ctx.spec.sourcePath, seed: ctx.settings.seed }),
+  tune: (ctx) => new TuneOperator({ fileName: ctx.spec.sourcePath, seed: ctx.settings.seed, knowledgeFolders: ctx.config.knowledge }),
   // loaded only when asked for: the openai client is not needed for a tune-only run
   llm: async (ctx) => (await import('../engine/llm/llmOperator')).createLlmOperator({
     model: ctx.settings.model ?? ctx.config.llm?.model,

@@ -73,9 +73,13 @@ export async function startRun(req: RunRequest): Promise<StartedRun> {
   const specPath = stored?.record.spec.specPath ?? req.specPath;
   if (!specPath) throw new Error('startRun needs a spec path or a stored run to resume.');
   // The harness reads the spec (describe-spec): a spec it would refuse is refused here, before anything runs.
-  const spec = kernelSpecOf(await describeSpec(specPath));
+  const description = await describeSpec(specPath);
+  const spec = kernelSpecOf(description);
   const baselineSource = await baselineSourceOf(spec, stored?.candidates);
   const config = { ...(req.config ?? await loadConfig(settings.config)) };
+  // An in-house accelerator's notes, named by its toolchain, are read like the user's own knowledge folders.
+  const toolchainNotes = description.toolchain?.knowledge;
+  if (toolchainNotes && !config.knowledge?.includes(toolchainNotes)) config.knowledge = [toolchainNotes, ...(config.knowledge ?? [])];
   if (settings.model) config.llm = { ...config.llm, model: settings.model };
 
   // Until the store exists, the run's news goes to the front end alone; after, to the store first.

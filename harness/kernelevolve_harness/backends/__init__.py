@@ -8,7 +8,7 @@ import importlib
 import os
 from typing import Dict, List
 
-from .base import Backend, Build
+from .base import Backend, BackendError, Build
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # the order describe-spec lists them in (first the kinds a newcomer meets); others follow by name
@@ -37,4 +37,4 @@ def get_backend(name: str) -> Backend:
     return importlib.import_module(f"{__name__}.{mod}").make(name)  # type: ignore[no-any-return]
 
 
-__all__ = ["Backend", "Build", "get_backend", "names"]
+__all__ = ["Backend", "BackendError", "Build", "get_backend", "names"]

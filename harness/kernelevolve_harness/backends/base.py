@@ -8,6 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 
+class BackendError(Exception):
+    """The backend cannot work as the spec or the host configures it (a toolchain not named, not found): the
+    user's to fix, reported like a spec error."""
+
+
 @dataclass
 class Build:
     ok: bool
@@ -62,6 +67,15 @@ class Backend:
     # up front, and the candidate's worker counts what the baseline compiled again (compile.baseline_compiled)
     exports_kernel = False  # the built library must export KERNEL (a C ABI entry the spec's launch calls)
     warm_workers = True  # workers may be forked from this host's warm-worker server
+
+    # --- what the spec and the host configure --------------------------------------------------------
+    def describe(self, spec_path: str) -> Dict[str, Any]:
+        """Backend-specific facts of a spec for describe-spec (read without importing it)."""
+        return {}
+
+    def configure(self, spec_path: str) -> None:
+        """Before anything is built: read what this backend needs from the spec and the host; BackendError
+        when that is missing or unusable."""
 
     # --- judge side: static rules, build --------------------------------------------------------------
     def static_check(self, candidate: str, baseline: str) -> Optional[str]:

@@ -58,11 +58,11 @@ export function chooseMode(parent: Candidate | undefined, other: Candidate | und
 }
 
 export function fenceTag(backend: string): string {
-  return backend === 'triton' || backend.startsWith('model-') ? 'python' : backend === 'cuda' ? 'cuda' : backend === 'hip' ? 'cpp' : backend === 'cpp' ? 'cpp' : '';
+  return backend === 'triton' || backend.startsWith('model-') ? 'python' : backend === 'cuda' ? 'cuda' : backend === 'hip' || backend === 'cpp' || backend === 'custom' ? 'cpp' : '';
 }
 
 const BACKEND_NAMES: Record<string, string> = {
-  triton: 'Triton (Python)', cuda: 'CUDA C++', cpp: 'C++ (CPU)', hip: 'HIP C++', custom: 'custom',
+  triton: 'Triton (Python)', cuda: 'CUDA C++', cpp: 'C++ (CPU)', hip: 'HIP C++', custom: 'C++ for an in-house accelerator (built by its own toolchain)',
   'model-cuda': 'a PyTorch model (ModelNew with Triton kernels)', 'model-cpu': 'a numpy model (ModelNew with C++ kernels)',
 };
 
@@ -80,7 +80,7 @@ function systemMessage(p: PromptInputs): string {
     'Every answer is compiled, checked against a reference on all shapes (odd sizes included) and several seeds, and timed against the baseline.',
     '',
     'Rules:',
-    `- Keep the name, parameters and calling convention of \`${p.spec.kernel}\` (the spec's launch() calls it as it is)${p.spec.backend === 'cpp' || p.spec.backend === 'cuda' || p.spec.backend === 'hip' ? ', including extern "C"' : ''}.`,
+    `- Keep the name, parameters and calling convention of \`${p.spec.kernel}\` (the spec's launch() calls it as it is)${['cpp', 'cuda', 'hip', 'custom'].includes(p.spec.backend) ? ', including extern "C"' : ''}.`,
     '- Handle every size: tails that are not multiples of a block or vector width need a remainder path or masks.',
     '- Do not use threads, OpenMP, processes, timers, signals, file or environment access, inline assembly, or library calls (BLAS, cuBLAS, torch, Eigen): the checker rejects them.',
     '- Do not cache results between calls or special-case the test inputs; every call must compute its outputs.',
