@@ -124,7 +124,9 @@ export class RunState {
           // Each confirmation moved the run's reference: the confirmed rows show the scores the run ended with.
           // Every judged row takes the score the run ended with (each figure is against the run's final reference).
           const rows = [...this.candidates.values()].filter((c) => c.verdict).map(rowOf);
-          return { runId, header: { status, reason: ev.reason, best, etaS: undefined, confirming: undefined }, points, ...(rows.length ? { rows } : {}) };
+          // A failed run's reason is what failed (the panel shows it whole), as a stored run's is.
+          const reason = ev.reason === 'error' && ev.error ? ev.error.message : ev.reason;
+          return { runId, header: { status, reason, best, etaS: undefined, confirming: undefined }, points, ...(rows.length ? { rows } : {}) };
         }
         default:
           return undefined;
