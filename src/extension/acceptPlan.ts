@@ -1,7 +1,7 @@
 // Plans how a candidate goes into the file as it stands now: the kernel's range replaced by the
 // candidate's kernel, plus the candidate's other changes (constants, helpers) where the file still reads
 // as it did. All or nothing: when a part cannot be placed, the plan says why and nothing is applied.
-import { hunks } from '../engine/sourceDiff';
+import { hunks, type Hunk } from '../engine/sourceDiff';
 import type { GrammarName, KernelLocator } from './kernelLocator';
 
 export interface TextEdit {
@@ -23,6 +23,37 @@ function indexOfUnique(haystack: string, needle: string, allowed: (at: number) =
   const found: number[] = [];
   for (let at = haystack.indexOf(needle); at >= 0; at = haystack.indexOf(needle, at + 1)) if (allowed(at)) found.push(at);
   return found.length === 1 ? found[0] : found.length === 0 ? 'none' : 'many';
+}
+
+/** A change of the candidate within the kernel's lines of the baseline (the kernel goes in whole instead). */
+function insideKernel(h: Hunk, base: { startLine: number; endLine: number } | undefined): boolean {
+  return !!base && h.oldStart <= base.endLine && (h.oldEnd > base.startLine || h.oldStart >= base.startLine);
+}
+
+/** Whole lines of `text` at a line start. */
+function hasLines(text: string, lines: readonly string[]): boolean {
+  const block = lines.join('\n');
+  for (let at = text.indexOf(block); at >= 0; at = text.indexOf(block, at + 1)) {
+    const end = at + block.length;
+    if ((at === 0 || text[at - 1] === '\n') && (end === text.length || text[end] === '\n')) return true;
+  }
+  return false;
+}
+
+/** The candidate is in the text already (accepted and not undone): its kernel as it has it, and each of its other
+ *  changes (a tuned constant, a helper) made. A tuned variant often differs from the baseline outside the kernel
+ *  only, so the kernel's text alone cannot tell. */
+export function isVariantApplied(args: {
+  locator: KernelLocator; grammar: GrammarName; kernel: string; baseline: string; candidate: string; current: string;
+}): boolean {
+  const { locator, grammar, kernel, baseline, candidate, current } = args;
+  if (current === candidate) return true;
+  const now = locator.byName(current, grammar, kernel);
+  const cand = locator.byName(candidate, grammar, kernel);
+  if (!now || !cand || current.slice(now.start, now.end) !== candidate.slice(cand.start, cand.end)) return false;
+  const base = locator.byName(baseline, grammar, kernel);
+  return hunks(baseline, candidate).every((h) => insideKernel(h, base)
+    || (h.newLines.length ? hasLines(current, h.newLines) : !hasLines(current, h.oldLines)));
 }
 
 export function planAccept(args: {
@@ -57,7 +88,7 @@ export function planAccept(args: {
   const outsideKernel = (at: number) => at + 1 <= now.start || at >= now.end;
 
   for (const h of hunks(baseline, candidate)) {
-    if (base && h.oldStart <= base.endLine && (h.oldEnd > base.startLine || h.oldStart >= base.startLine)) continue; // inside the kernel
+    if (insideKernel(h, base)) continue;
     const where = `line ${h.oldStart + 1} of the original`;
     if (h.oldLines.length) {
       const old = h.oldLines.join('\n');

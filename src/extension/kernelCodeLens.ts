@@ -1,6 +1,7 @@
 // CodeLenses over each kernel: "Evolve | Profile" always, and, once a run found a faster correct variant,
 // "1.84x faster variant — Preview | Accept | Dismiss".
 import * as vscode from 'vscode';
+import { isVariantApplied } from './acceptPlan';
 import { DisposableStore } from './disposables';
 import { grammarFor, KernelLocator } from './kernelLocator';
 import type { RunManager } from './runManager';
@@ -26,10 +27,9 @@ export class KernelCodeLens implements vscode.CodeLensProvider, vscode.Disposabl
       const range = new vscode.Range(k.startLine, 0, k.startLine, 0);
       const best = this.runs.bestFor(doc.uri.fsPath, k.name);
       // A variant already in the editor (accepted, not undone) is not offered again; after an Undo it is.
-      const inEditor = best && (() => {
-        const v = locator.byName(best.candidate.source, grammar, k.name);
-        return !!v && best.candidate.source.slice(v.start, v.end) === text.slice(k.start, k.end);
-      })();
+      const inEditor = best && isVariantApplied({
+        locator, grammar, kernel: k.name, baseline: best.run.baseline?.source ?? '', candidate: best.candidate.source, current: text,
+      });
       const dismissed = best ? undefined : this.runs.dismissedBestFor(doc.uri.fsPath, k.name);
       if (dismissed) {
         lenses.push(new vscode.CodeLens(range, { title: `$(history) ${candidateFigure(dismissed.candidate)} variant dismissed — Offer Again`, command: 'kernelEvolve.offerCandidateAgain', arguments: [dismissed.run.runId, dismissed.candidate.id] }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyEdits, pendingHunks, planAccept } from '../../src/extension/acceptPlan';
+import { applyEdits, isVariantApplied, pendingHunks, planAccept } from '../../src/extension/acceptPlan';
 import { KernelLocator } from '../../src/extension/kernelLocator';
 
 const BASE = `#include <cstddef>
@@ -52,6 +52,27 @@ describe('planAccept', () => {
     const p = await plan(BASE.replace('BM = 8', 'BM = 16'), CAND);
     expect(p.ok).toBe(false);
     if (!p.ok) expect(p.reason).toMatch(/constexpr int BM = 8;.*is no longer in k\.cpp/);
+  });
+});
+
+describe('isVariantApplied', () => {
+  const TUNED = BASE.replace('BM = 8', 'BM = 64'); // a tuned variant: its kernel's text is the baseline's
+  async function applied(current: string, candidate: string) {
+    return isVariantApplied({ locator: await KernelLocator.get(), grammar: 'cpp', kernel: 'matmul', baseline: BASE, candidate, current });
+  }
+
+  it('is not applied in the file as the run saw it, even when only a constant outside the kernel differs', async () => {
+    expect(await applied(BASE, TUNED)).toBe(false);
+    expect(await applied(BASE, CAND)).toBe(false);
+  });
+
+  it('is applied once the file has the candidate\'s kernel and its other changes, with the user\'s edits around them', async () => {
+    expect(await applied(TUNED, TUNED)).toBe(true);
+    expect(await applied(`// user notes\n${CAND}`, CAND)).toBe(true);
+  });
+
+  it('is not applied when only the kernel went in (an Undo of the constant, a Reject of that change)', async () => {
+    expect(await applied(CAND.replace('BM = 64', 'BM = 8'), CAND)).toBe(false);
   });
 });
 
