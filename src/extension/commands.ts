@@ -42,9 +42,11 @@ export interface CommandContext {
 
 const SPEC_SEARCH_EXCLUDE = '{**/node_modules/**,**/.kernelevolve/**,**/.git/**,**/.venv/**,**/site-packages/**}';
 
-/** Host prompts through the editor: trust an unknown host key (never a mismatched one), unlock a key. */
+/** Host prompts through the editor: trust an unknown host key (never a mismatched one), unlock a key; the local
+ *  host's warm-worker server ends with the extension host (an editor killed mid-run leaves no harness behind). */
 export function editorHostOptions(): HostOptions {
   return {
+    warmServerOwner: process.pid,
     onUnknownHostKey: async (host, fingerprint) => (await vscode.window.showWarningMessage(
       `KernelEvolve: ${host} offers a host key that is not in known_hosts (${fingerprint}). Trust it and record it?`,
       { modal: true }, 'Trust and Connect')) === 'Trust and Connect',

@@ -164,11 +164,13 @@ export interface HostOptions {
   askPassphrase?: (keyFile: string) => Promise<string | undefined>;
   /** An ssh_config to read instead of ~/.ssh/config. */
   sshConfigFile?: string;
+  /** The local host's warm-worker server ends with this process (the editor's extension host). */
+  warmServerOwner?: number;
 }
 
 export type HostFactory = (config: HostConfig, options?: HostOptions) => Host;
 const factories = new Map<HostConfig['type'], HostFactory>([
-  ['local', (c) => new LocalHost(c as LocalHostConfig)],
+  ['local', (c, o) => new LocalHost({ ...(c as LocalHostConfig), warmServerOwner: o?.warmServerOwner })],
 ]);
 
 /** Lets src/remote's other host kinds plug in without this file importing ssh2. */

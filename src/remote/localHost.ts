@@ -19,6 +19,9 @@ export interface LocalHostOptions {
   devices?: number[];
   /** This machine's toolchain for custom-backend specs. */
   toolchain?: Toolchain;
+  /** The process whose end ends the warm-worker server the jobs start (the editor's extension host, so that
+   *  nothing of a run outlives the editor); unset, the server outlives the CLI until idle, for the next call. */
+  warmServerOwner?: number;
 }
 
 export interface HarnessProcessResult {
@@ -36,6 +39,7 @@ export class LocalHost implements Host {
   private readonly workdir?: string;
   private readonly devices?: number[];
   private readonly toolchain?: Toolchain;
+  private readonly warmServerOwner?: number;
   private nextDevice = 0;
   /** The harness's job runner applies each job's timeout from its start. */
   readonly enforcesTimeout = true;
@@ -48,10 +52,12 @@ export class LocalHost implements Host {
     this.workdir = opts.workdir;
     this.devices = opts.devices;
     this.toolchain = opts.toolchain;
+    this.warmServerOwner = opts.warmServerOwner;
   }
 
   async evaluate(job: EvaluationJob, signal?: AbortSignal): Promise<PoolVerdict> {
     const env: NodeJS.ProcessEnv = { ...process.env, PYTHONPATH: prependPath(harnessDir(), process.env.PYTHONPATH) };
+    if (this.warmServerOwner && !env.KERNELEVOLVE_WARM_OWNER) env.KERNELEVOLVE_WARM_OWNER = String(this.warmServerOwner);
     if (this.workdir) {
       await fs.mkdir(this.workdir, { recursive: true });
       env.TMPDIR = this.workdir; // the runner's scratch folders go here
