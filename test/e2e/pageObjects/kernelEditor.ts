@@ -21,9 +21,9 @@ export class KernelEditor {
     await status.first().waitFor({ timeout: 10_000 });
   }
 
-  /** The CodeLens links above the kernels, as shown. */
+  /** The CodeLens links above the kernels, as shown (an icon before a title adds no text). */
   async codeLenses(): Promise<string[]> {
-    return this.editor.locator('.codelens-decoration a').allInnerTexts();
+    return (await this.editor.locator('.codelens-decoration a').allInnerTexts()).map((t) => t.trim());
   }
 
   async waitForCodeLens(text: RegExp, timeoutMs = 60_000): Promise<void> {

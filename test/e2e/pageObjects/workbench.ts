@@ -1,4 +1,5 @@
 // The VS Code window: the command palette, quick open, notifications.
+import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { KernelEditor } from './kernelEditor';
 
@@ -118,8 +119,48 @@ export class Workbench {
     await this.page.mouse.up();
   }
 
-  /** The titles of the open editor tabs. */
+  /** Replaces the User settings as a user does it: Open User Settings (JSON) (VS Code opens it over the window, in
+   *  a modal editor), the whole text replaced, saved, the modal closed. The editor applies its own save at once; a
+   *  file written from outside is not noticed in time, if at all. */
+  async editUserSettings(settingsFile: string, settings: Record<string, unknown>): Promise<void> {
+    await this.runCommand('Preferences: Open User Settings (JSON)');
+    const modal = this.page.locator('.modal-editor-part');
+    const editor = modal.locator('.monaco-editor', { has: this.page.locator('.view-lines', { hasText: '"kernelEvolve.hosts"' }) }).first();
+    await editor.waitFor({ timeout: 30_000 });
+    // Pasted, as one edit: typed, the editor would add closing quotes and brackets of its own.
+    await this.page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await this.page.evaluate((text) => navigator.clipboard.writeText(text), JSON.stringify(settings, null, 2));
+    await editor.locator('.view-lines').click();
+    await this.page.keyboard.press('Control+A');
+    await this.page.keyboard.press('Control+V');
+    await this.page.keyboard.press('Control+S');
+    const deadline = Date.now() + 30_000;
+    // VS Code may rewrite a value of its own on save (a renamed colour theme): the settings written must be there.
+    const saved = () => {
+      try {
+        const now = JSON.parse(readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+        return Object.entries(settings).every(([k, v]) => k.startsWith('workbench.') || JSON.stringify(now[k]) === JSON.stringify(v));
+      } catch {
+        return false; // being written
+      }
+    };
+    while (!saved() && Date.now() < deadline) await this.page.waitForTimeout(250);
+    if (!saved()) throw new Error(`The User settings were not saved as written: ${readFileSync(settingsFile, 'utf8')}`);
+    // VS Code may edit the open settings itself after the save (it renames an old colour theme's id), leaving them
+    // unsaved: closing then asks whether to save them, and they are saved.
+    const ask = this.page.locator('.monaco-dialog-box', { hasText: 'Do you want to save the changes' });
+    const closeBy = Date.now() + 30_000;
+    while (await modal.isVisible() && Date.now() < closeBy) {
+      if (await ask.isVisible()) await ask.locator('.monaco-button', { hasText: /^Save$/ }).click();
+      else await this.page.keyboard.press('Escape');
+      await modal.waitFor({ state: 'hidden', timeout: 2000 }).catch(() => undefined);
+    }
+    if (await modal.isVisible()) throw new Error('The User settings editor did not close.');
+  }
+
+  /** The titles of the open editor tabs, whole: VS Code shows a file's extension apart, as the label's suffix. */
   async tabTitles(): Promise<string[]> {
-    return this.page.locator('.tabs-container .tab .label-name').allInnerTexts();
+    return this.page.locator('.tabs-container .tab .monaco-icon-label-container').evaluateAll((labels) => labels.map((l) =>
+      `${l.querySelector('.label-name')?.textContent ?? ''}${l.querySelector('.label-suffix')?.textContent ?? ''}`));
   }
 }
