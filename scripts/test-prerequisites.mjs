@@ -45,6 +45,9 @@ export const PREREQUISITES = [
     present: () => existsSync(process.env.CHROMIUM || '/usr/bin/chromium') },
   { what: 'the Kerberos headers (code-server builds a module against them)', suites: ['e2e'], packages: ['libkrb5-dev'],
     present: () => existsSync('/usr/include/gssapi/gssapi.h') },
+  // g++ alone does not bring make, and node-gyp builds code-server's native modules with it
+  { what: 'make (node-gyp builds code-server\'s native modules with it)', suites: ['e2e'], packages: ['make'],
+    present: () => onPath('make') },
 ];
 
 /** The prerequisites of the given suites (all when none) that this machine lacks. */
@@ -58,7 +61,8 @@ export function missingReport(missing) {
   return [
     'npm test needs parts of the system this machine lacks:',
     ...missing.map((p) => `  - ${p.what} (${p.suites.join(', ')}): Debian package${p.packages.length > 1 ? 's' : ''} ${p.packages.join(' ')}`),
-    `Install them with:  sudo apt-get install -y ${packages.join(' ')}`,
+    // a fresh Debian container runs as root and has no sudo
+    `Install them with:  ${process.getuid?.() === 0 ? '' : 'sudo '}apt-get install -y ${packages.join(' ')}`,
     'or run .ci/run, which installs them and runs the tests; `npm test -- unit webview` runs only the suites this machine can.',
   ].join('\n');
 }
