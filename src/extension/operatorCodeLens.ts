@@ -1,11 +1,13 @@
 // CodeLenses for starting from PyTorch: "Write a kernel for this" over each function or nn.Module that computes
 // with torch or numpy, and on a KernelBench-format problem file "Evolve this problem" over its Model, with the
-// best correct ModelNew once a run found one ("2.10x kernel — Preview | Accept").
+// best correct ModelNew once a run found one ("2.10x (1.90-2.30) kernel c0003 — Preview | Accept", the figure
+// shown for it everywhere).
 import * as vscode from 'vscode';
 import { isKernelBenchProblem, MODEL_NEW } from '../engine/kernelBenchProblem';
 import { findOperators } from '../engine/operatorSource';
 import { DisposableStore } from './disposables';
 import type { RunManager } from './runManager';
+import { candidateFigure } from './runState';
 
 export class OperatorCodeLens implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly store = new DisposableStore();
@@ -27,9 +29,8 @@ export class OperatorCodeLens implements vscode.CodeLensProvider, vscode.Disposa
       const best = this.runs.bestFor(doc.uri.fsPath, MODEL_NEW);
       if (best) {
         const args = [best.run.runId, best.candidate.id];
-        const x = best.candidate.verdict?.speedup;
         lenses.push(
-          new vscode.CodeLens(range, { title: `$(rocket) ${x ? `${x.toFixed(2)}x ` : ''}kernel ${best.candidate.id} — Preview`, command: 'kernelEvolve.previewCandidate', arguments: args }),
+          new vscode.CodeLens(range, { title: `$(rocket) ${candidateFigure(best.candidate)} kernel ${best.candidate.id} — Preview`, command: 'kernelEvolve.previewCandidate', arguments: args }),
           new vscode.CodeLens(range, { title: 'Accept', command: 'kernelEvolve.acceptCandidate', arguments: args }),
         );
       }

@@ -13,7 +13,7 @@ import type { ApiKeyStore } from './apiKey';
 import { UserFacingError } from './kernelAtCursor';
 import { planOperatorAccept } from './operatorAccept';
 import type { RunManager } from './runManager';
-import type { RunState } from './runState';
+import { candidateFigure, type RunState } from './runState';
 import { readSettings, type EvolveSettings } from './settings';
 import type { SidePanel } from './sidePanel';
 
@@ -30,8 +30,8 @@ const EXCLUDE = '{**/node_modules/**,**/.kernelevolve/**,**/.git/**,**/.venv/**,
 export async function llmMissing(settings: EvolveSettings, apiKey: ApiKeyStore): Promise<string | undefined> {
   const key = (await apiKey.get()) ?? process.env.OPENAI_API_KEY;
   const lacks = [
-    ...(settings.model ? [] : ['a model (the setting kernelEvolve.llm.model)']),
-    ...(settings.baseURL || key ? [] : ['an endpoint (kernelEvolve.llm.baseURL, for a local or hosted OpenAI-compatible server) or an API key (KernelEvolve: Set API Key)']),
+    ...(settings.model ? [] : ['model (the setting kernelEvolve.llm.model)']),
+    ...(settings.baseURL || key ? [] : ['endpoint (kernelEvolve.llm.baseURL, for a local or hosted OpenAI-compatible server) or API key (KernelEvolve: Set API Key)']),
   ];
   if (!lacks.length) return undefined;
   return `Write a kernel drafts kernels with an LLM through an OpenAI-compatible endpoint, and this workspace has no ${lacks.join(' and no ')}. Set kernelEvolve.llm.baseURL and kernelEvolve.llm.model, then the key with KernelEvolve: Set API Key.`;
@@ -152,7 +152,7 @@ export async function acceptOperatorKernel(run: RunState, candidateId: string): 
   const plan = planOperatorAccept({
     moduleText: doc.getText(), moduleFile: origin.moduleFile, name: origin.name, candidate: c.source, backend, fallback: how.fallback,
     dtype: dtype?.[1] ?? dtype?.[2], inPackage: await fs.access(path.join(dir, '__init__.py')).then(() => true, () => false),
-    provenance: `Written by KernelEvolve: candidate ${candidateId} of run ${run.runId}${c.verdict?.speedup ? `, ${c.verdict.speedup.toFixed(2)}x the PyTorch code` : ''} (${path.basename(run.view.specPath)}).`,
+    provenance: `Written by KernelEvolve: candidate ${candidateId} of run ${run.runId}${c.verdict?.status === 'ok' ? `, ${candidateFigure(c)} the PyTorch code` : ''} (${path.basename(run.view.specPath)}).`,
   });
   if (!plan.ok) throw new UserFacingError(plan.reason);
   const kernelUri = vscode.Uri.file(path.join(dir, plan.kernelFileName));
@@ -165,7 +165,7 @@ export async function acceptOperatorKernel(run: RunState, candidateId: string): 
   const kernelDoc = await vscode.workspace.openTextDocument(kernelUri);
   await kernelDoc.save();
   await vscode.window.showTextDocument(doc, { preview: false });
-  void vscode.window.showInformationMessage(`KernelEvolve: ${origin.name} now calls ${plan.kernelFileName} (${candidateId}). Undo (Ctrl+Z) in ${origin.moduleFile} reverts the call.`);
+  void vscode.window.showInformationMessage(`KernelEvolve: ${origin.name} now calls ${plan.kernelFileName} (${candidateId}, ${candidateFigure(c)}). Undo (Ctrl+Z) in ${origin.moduleFile} reverts the call.`);
   return true;
 }
 
