@@ -2,7 +2,7 @@
 // part that checks drafted Triton specs run as drafted. Usage: node dist/draft-spec.js SOURCE KERNEL OUT.py
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { grammarFor, KernelLocator } from '../src/extension/kernelLocator';
+import { grammarFor, KernelLocator } from '../src/engine/kernelLocator';
 import { draftSpec } from '../src/extension/specDraft';
 
 async function main(): Promise<number> {

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { loadSpec } from './src/engine/spec';
 import { LocalHost } from './src/remote/localHost';
 import { parseAnswer } from './src/engine/llm/answerParser';
+import { KernelLocator } from './src/engine/kernelLocator';
 import { KnowledgeBase } from './src/engine/llm/knowledgeBase';
 import { buildPrompt } from './src/engine/llm/promptBuilder';
 import { sourceHash, languageOf } from './src/engine/sourceText';
@@ -48,6 +49,7 @@ extern "C" void matmul(const float* __restrict A, const float* __restrict B, flo
 \\\`\\\`\\\`\`;
 
 export async function main() {
+  await KernelLocator.get();
   const spec = await loadSpec('examples/cpp/matmul_blocked/spec.py');
   const baselineSource = readFileSync(spec.sourcePath, 'utf8');
   const specText = readFileSync(spec.specPath, 'utf8');

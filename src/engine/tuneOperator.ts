@@ -12,6 +12,7 @@
 // if never stopped. It never proposes a source the run has already seen.
 import type { Candidate } from './candidate';
 import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, searchableKnobs, type Knob, type KnobSet, type KnobValues } from './knobs';
+import { KernelLocator } from './kernelLocator';
 import { listFunctions } from './splice';
 import { shapeSpeeds, shapeWinners } from './shapeWinners';
 import { learnedRegions } from './tuneConstraints';
@@ -99,6 +100,7 @@ export class TuneOperator implements Operator {
   }
 
   async propose(ctx: ProposalContext): Promise<ProposalBatch> {
+    await KernelLocator.get(); // knob detection finds functions with tree-sitter
     // a dispatching candidate is a table of other candidates' settings: nothing to move in it
     if (ctx.parent?.mode === 'dispatch') return { proposals: [], exhausted: true };
     const dispatch = ctx.parent ? this.dispatchProposal(ctx) : undefined;

@@ -2,7 +2,7 @@
 // candidate's kernel, plus the candidate's other changes (constants, helpers) where the file still reads
 // as it did. All or nothing: when a part cannot be placed, the plan says why and nothing is applied.
 import { hunks, type Hunk } from '../engine/sourceDiff';
-import type { GrammarName, KernelLocator } from './kernelLocator';
+import type { GrammarName, KernelLocator } from '../engine/kernelLocator';
 
 export interface TextEdit {
   /** Offsets into the current text. */

@@ -14,7 +14,7 @@ import type { ApiKeyStore } from './apiKey';
 import { candidateUri } from './candidateDocuments';
 import { planDeviceAccept } from './deviceAccept';
 import { kernelAtCursor, UserFacingError, type KernelTarget } from './kernelAtCursor';
-import { grammarFor, KernelLocator } from './kernelLocator';
+import { grammarFor, KernelLocator } from '../engine/kernelLocator';
 import { profileReportMarkdown } from './profileReport';
 import type { ReportDocuments } from './reportDocuments';
 import type { RunManager } from './runManager';

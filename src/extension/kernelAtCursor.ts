@@ -2,7 +2,7 @@
 // definition. Anything else is a message saying what counts as a kernel and which ones the file has.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { grammarFor, KernelLocator, type GrammarName, type KernelSite } from './kernelLocator';
+import { grammarFor, KernelLocator, type GrammarName, type KernelSite } from '../engine/kernelLocator';
 
 export interface KernelTarget {
   document: vscode.TextDocument;

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { isVariantApplied } from './acceptPlan';
 import { DisposableStore } from './disposables';
-import { grammarFor, KernelLocator } from './kernelLocator';
+import { grammarFor, KernelLocator } from '../engine/kernelLocator';
 import type { RunManager } from './runManager';
 import { candidateFigure } from './runState';
 

@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import { cppKernelAccess, type CParam, type CppKernelAccess } from './cppKernelAccess';
 import { cppReference, type DraftedReference } from './cppReference';
-import type { KernelLocator, KernelSite } from './kernelLocator';
+import type { KernelLocator, KernelSite } from '../engine/kernelLocator';
 import { SizePolynomial } from './sizePolynomial';
 import { chooseShapes, describeEstimate, estimateCall, type DraftDevice, type SizedArray } from './specSizing';
 import { tritonKernelAccess, type TritonKernelAccess } from './tritonKernelAccess';

@@ -8,6 +8,7 @@ import type { Candidate } from '../engine/candidate';
 import type { EngineEvent, EngineEventListener, RunSummary } from '../engine/events';
 import { candidateId } from '../engine/candidateStore';
 import { EvolutionRun, type EvolutionOptions } from '../engine/evolutionRun';
+import { KernelLocator } from '../engine/kernelLocator';
 import { RunStore, type LoadedRun } from '../engine/runStore';
 import { createPolicy } from '../engine/selection';
 import type { KernelSpec } from '../engine/spec';
@@ -75,6 +76,8 @@ export async function startRun(req: RunRequest): Promise<StartedRun> {
   // The harness reads the spec (describe-spec): a spec it would refuse is refused here, before anything runs.
   const description = await describeSpec(specPath);
   const spec = kernelSpecOf(description);
+  // the tuner and the LLM operator find functions with tree-sitter, whose grammars load once per process
+  await KernelLocator.get();
   const baselineSource = await baselineSourceOf(spec, stored?.candidates);
   const config = { ...(req.config ?? await loadConfig(settings.config)) };
   // An in-house accelerator's notes, named by its toolchain, are read like the user's own knowledge folders.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyEdits, isVariantApplied, pendingHunks, planAccept } from '../../src/extension/acceptPlan';
-import { KernelLocator } from '../../src/extension/kernelLocator';
+import { KernelLocator } from '../../src/engine/kernelLocator';
 
 const BASE = `#include <cstddef>
 constexpr int BM = 8;

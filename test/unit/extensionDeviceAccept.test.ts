@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyEdits, planAccept } from '../../src/extension/acceptPlan';
 import { planDeviceAccept } from '../../src/extension/deviceAccept';
-import { KernelLocator } from '../../src/extension/kernelLocator';
+import { KernelLocator } from '../../src/engine/kernelLocator';
 import { PythonLaunches } from './engine/pythonLaunches';
 import { TRITON_MATMUL } from './engine/tritonLandscape';
 

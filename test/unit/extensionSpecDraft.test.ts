@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSpecText } from '../../src/engine/spec';
-import { KernelLocator } from '../../src/extension/kernelLocator';
+import { KernelLocator } from '../../src/engine/kernelLocator';
 import { SizePolynomial } from '../../src/extension/sizePolynomial';
 import { draftSpec } from '../../src/extension/specDraft';
 import { describeEstimate, estimateCall } from '../../src/extension/specSizing';

@@ -367,3 +367,51 @@ describe('extractRationale', () => {
     expect(r.length).toBeLessThanOrEqual(201);
   });
 });
+
+// Answers whose kernel a finder of patterns cut wrongly out of the prose around it.
+describe('parseAnswer: kernels the parser finds whole', () => {
+  const CU = `#include <cuda_runtime.h>
+
+template <class T>
+__global__ void scale(T* out, const T* in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i] * 2;
+}
+
+extern "C" /* exported for ctypes */ {
+void launch(float* out, const float* in, int n) { scale<float><<<(n + 255) / 256, 256>>>(out, in, n); }
+}
+`;
+  const cu = (answer: string) => parseAnswer({ answer, parentSource: CU, kernel: 'scale', language: 'clike' });
+
+  it('cuts out a CUDA kernel whose qualifiers and launch bounds stand on lines of their own', () => {
+    const kernel = 'template <class T>\n__global__ void\n__launch_bounds__(256, 2)\nscale(T* out, const T* in, int n) {\n' +
+      '  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = in[i] + in[i];\n}';
+    const p = ok(cu(`Bounded the registers per thread.\n\n${kernel}\n\nThat should let two blocks share an SM.`));
+    expect(p.form).toBe('function');
+    expect(p.source).toBe(CU.replace(/template <class T>\n__global__ void scale[\s\S]*?\n}/, kernel));
+  });
+
+  it('reads braces and the kernel\'s name in strings and comments as text', () => {
+    const kernel = 'template <class T>\n__global__ void scale(T* out, const T* in, int n) {\n' +
+      '  // not the end: }\n  const char* note = "scale(T* x) { }";\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = in[i] + in[i];\n}';
+    const p = ok(cu('```cuda\n' + kernel + '\n```'));
+    expect(p.source).toBe(CU.replace(/template <class T>\n__global__ void scale[\s\S]*?\n}/, kernel));
+  });
+
+  it('keeps the whole decorator list of an unfenced Triton kernel, arguments across lines included', () => {
+    const kernel = `@triton.autotune(
+    configs=[triton.Config({"BLOCK": 512}, num_warps=4),
+             triton.Config({"BLOCK": 1024}, num_warps=8)],
+    key=["n"],
+)
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)`;
+    const p = ok(parseAnswer({ answer: `Let autotune pick the block.\n\n${kernel}\n\nThat is all.`, parentSource: PY, kernel: 'add_kernel', language: 'python' }));
+    expect(p.source).toContain('triton.Config({"BLOCK": 1024}, num_warps=8)],\n    key=["n"],\n)\n@triton.jit\ndef add_kernel(');
+    expect(p.source.match(/@triton\.jit/g)).toHaveLength(1);
+  });
+});

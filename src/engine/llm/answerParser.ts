@@ -4,7 +4,7 @@
 // wander (prose around the code, several blocks, wrong language tags, reasoning in <think> tags, cut-off
 // answers), so each rule below picks the likeliest reading and everything else is a reason, never a throw.
 import { maskNonCode, type SourceLanguage } from '../sourceText';
-import { findFunction, spliceFunction } from '../splice';
+import { findFunction, listFunctions, spliceFunction } from '../splice';
 
 /** Puts a new version of one function back into the whole file (the engine's splice by default). */
 export type SpliceFunction = (fileSource: string, functionName: string, newFunctionSource: string, language: SourceLanguage) => string;
@@ -197,17 +197,9 @@ function codeBlocks(text: string): CodeBlock[] {
   return blocks;
 }
 
-function definitionPattern(kernel: string, language: SourceLanguage): RegExp {
-  const name = kernel.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return language === 'python'
-    // a function, or a class (a KernelBench ModelNew)
-    ? new RegExp(`^[ \\t]*(?:(?:async[ \\t]+)?def[ \\t]+${name}[ \\t]*\\(|class[ \\t]+${name}\\b)`, 'm')
-    // A definition, not a call or a declaration: the name, its parameter list, then a body's `{`.
-    : new RegExp(`\\b${name}\\s*\\([^;{}]*\\)\\s*(?:const\\s*)?(?:noexcept\\s*)?(?:->\\s*[^;{]+)?\\{`);
-}
-
+/** A definition of the kernel (a function, or in Python also a class such as KernelBench's ModelNew), not a call or a declaration. */
 function defines(code: string, kernel: string, language: SourceLanguage): boolean {
-  return definitionPattern(kernel, language).test(maskNonCode(code, language, { keepStrings: false }));
+  return findFunction(code, kernel, language) !== undefined;
 }
 
 function fromBlocks(blocks: CodeBlock[], input: AnswerInput): { source: string; form: AnswerForm } | string {
@@ -257,7 +249,7 @@ function fromLauncherBlocks(blocks: CodeBlock[], input: AnswerInput): { source: 
     else if (held.text !== a.text) source = source.slice(0, held.start) + a.text + source.slice(held.end);
   }
   if (fresh.length) {
-    const at = /^(?:@|def |class |async def )/m.exec(source)?.index ?? source.length;
+    const at = listFunctions(source, 'python', true).find((f) => f.indent === '')?.start ?? source.length;
     source = source.slice(0, at) + fresh.join('\n\n') + '\n\n\n' + source.slice(at);
   }
   return { source, form: 'launcher' };
@@ -389,94 +381,47 @@ function fileConstants(source: string, language: SourceLanguage): string[] {
 }
 
 function topLevelFunctions(source: string, language: SourceLanguage): string[] {
-  const masked = maskNonCode(source, language);
-  const names = new Set<string>();
-  if (language === 'python') {
-    for (const m of masked.matchAll(/^def[ \t]+([A-Za-z_]\w*)/gm)) names.add(m[1]);
-    return [...names];
-  }
-  let depth = 0;
-  const re = /[{}]|\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*(?:const\s*)?(?:noexcept\s*)?\{/g;
-  for (let m = re.exec(masked); m; m = re.exec(masked)) {
-    if (m[0] === '{') depth++;
-    else if (m[0] === '}') depth = Math.max(0, depth - 1);
-    else {
-      // `extern "C" {` and namespaces do not count as nesting for this purpose; braces of bodies do.
-      if (depth === 0 && !['if', 'for', 'while', 'switch', 'catch'].includes(m[1])) names.add(m[1]);
-      depth++;
-    }
-  }
-  return [...names];
+  // a Python file's classes are not among the names a whole file must define again
+  return [...new Set(listFunctions(source, language, true).filter((f) => !f.isClass).map((f) => f.name))];
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // No fence at all: the answer may still be just the function, or the whole file.
 
 function fromUnfenced(text: string, input: AnswerInput): { source: string; form: AnswerForm; code?: string } | string {
-  if (!defines(text, input.kernel, input.language)) {
-    return `the answer has no code block and does not define ${input.kernel}`;
-  }
+  const fn = extractFunction(text, input.kernel, input.language);
+  if (!fn) return `the answer has no code block and does not define ${input.kernel}`;
   const lines = text.split('\n');
   const firstCode = lines.findIndex((l) => l.trim() !== '');
   const startsAsCode = input.language === 'python'
     ? /^\s*(import|from|@|def|#)/.test(lines[firstCode])
     : /^\s*(#|\/\/|\/\*|template|extern|static|inline|void|int|float|double|__global__|namespace|using|typedef|struct|constexpr)/.test(lines[firstCode]);
   if (startsAsCode && isWholeFile(text, input)) return { source: text.replace(/\s+$/, '') + '\n', form: 'file', code: text };
-  const fn = extractFunction(text, input.kernel, input.language);
-  if (!fn) return `the answer has no code block, and ${input.kernel}'s body could not be found in its text`;
   const r = toWholeFile(fn, input);
   return typeof r === 'string' ? r : { ...r, code: fn };
 }
 
 /** The kernel's definition (with its decorators or leading specifiers) and body, cut out of prose. */
 function extractFunction(text: string, kernel: string, language: SourceLanguage): string | undefined {
-  const masked = maskNonCode(text, language);
-  const m = definitionPattern(kernel, language).exec(masked);
-  if (!m) return undefined;
-  const lines = text.split('\n');
-  const defLine = text.slice(0, m.index).split('\n').length - 1;
-  let startLine = defLine;
-  if (language === 'python') {
-    while (startLine > 0 && /^\s*@/.test(lines[startLine - 1])) startLine--;
-    const indent = /^\s*/.exec(lines[defLine])![0].length;
-    let end = defLine + 1;
-    while (end < lines.length && (lines[end].trim() === '' || /^\s*/.exec(lines[end])![0].length > indent || /^\s*\)/.test(lines[end]))) end++;
-    while (end > startLine && lines[end - 1].trim() === '') end--;
-    return lines.slice(startLine, end).join('\n');
+  // Prose before the code can read as the start of a statement that swallows the kernel's head (a sentence
+  // taken for a declaration's type, `Here:` eating a decorator): blank the leading lines one by one until
+  // the kernel parses whole, offsets unchanged.
+  let fn = findFunction(text, kernel, language);
+  for (let from = 0; from >= 0 && !fn?.wellFormed; from = text.indexOf('\n', from + 1)) {
+    const found = findFunction(text.slice(0, from).replace(/[^\n]/g, ' ') + text.slice(from), kernel, language);
+    if (found?.wellFormed && found.start >= from) fn = found;
   }
-  const specifier = /^\s*(template\s*<.*>|extern\s+"C"|__global__|__device__|__host__|static|inline|__launch_bounds__\(.*\)|(?:static\s+|inline\s+)*(?:void|int|float|double|auto)\s*)\s*$/;
-  while (startLine > 0 && specifier.test(lines[startLine - 1])) startLine--;
-  // The body ends at the brace that closes the one after the parameter list.
-  const open = m.index + m[0].length - 1;
-  let depth = 0;
-  for (let k = open; k < masked.length; k++) {
-    if (masked[k] === '{') depth++;
-    else if (masked[k] === '}' && --depth === 0) {
-      const startOffset = lines.slice(0, startLine).reduce((n, l) => n + l.length + 1, 0);
-      return text.slice(startOffset, k + 1);
-    }
-  }
-  return undefined;
+  if (!fn) return undefined;
+  // from the start of its line, so a method keeps the indentation its body is written against
+  const lineStart = text.lastIndexOf('\n', fn.start - 1) + 1;
+  return text.slice(text.slice(lineStart, fn.start).trim() ? fn.start : lineStart, fn.end);
 }
 
 // ---------------------------------------------------------------------------------------------------------
 
 /** True when `kernel` is defined with C linkage: `extern "C"` before it, or inside an `extern "C" { ... }` block. */
 function hasCLinkage(source: string, kernel: string): boolean | undefined {
-  const fn = findFunction(source, kernel, 'clike');
-  if (!fn) return undefined;
-  if (/^extern\s*"C"/.test(source.slice(fn.start, fn.end))) return true;
-  const masked = maskNonCode(source, 'clike', { keepStrings: true });
-  for (const m of masked.slice(0, fn.start).matchAll(/extern\s*"C"\s*\{/g)) {
-    let depth = 0;
-    let k = m.index! + m[0].length - 1;
-    for (; k < masked.length; k++) {
-      if (masked[k] === '{') depth++;
-      else if (masked[k] === '}' && --depth === 0) break;
-    }
-    if (k >= fn.end) return true;
-  }
-  return false;
+  return findFunction(source, kernel, 'clike')?.cLinkage;
 }
 
 /**

@@ -5,6 +5,7 @@
 import { promises as fs } from 'node:fs';
 import type { Candidate } from '../candidate';
 import type { EngineEvent } from '../events';
+import { KernelLocator } from '../kernelLocator';
 import type { InvalidProposal, Operator, Proposal, ProposalBatch, ProposalContext } from '../operator';
 import { languageOf, sourceHash } from '../sourceText';
 import { fitness } from '../fitness';
@@ -97,6 +98,7 @@ export class LlmOperator implements Operator {
 
   async propose(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch> {
     if (this.disabledReason) throw new LlmError(this.disabledReason, 'auth');
+    await KernelLocator.get(); // the prompt and the answer parser find the kernel with tree-sitter
     const other = ctx.other ?? this.crossoverPartner(ctx);
     const mode = chooseMode(ctx.parent, other);
     const invalid = (reason: string, raw?: string): ProposalBatch => {

@@ -108,3 +108,73 @@ describe('splice (Python)', () => {
     expect(out).toBe(`import math\nimport numpy as np\n\nclass K:\n    def run(self):\n        return np.int64(3)\n\n    def other(self):\n        return 2\n`);
   });
 });
+
+// What a finder of patterns and brace counts got wrong, and the parser reads as the compiler does.
+const CUDA = `#include <cuda_runtime.h>
+// a comment with a brace { and a fake scale(float* x) {
+template <class T>
+__global__ void __launch_bounds__(256, 2) scale(T* out, const T* in, int n) {
+  const char* s = "} {";
+  if (n > 0) { out[0] = in[0]; }
+}
+
+extern "C" /* the launchers */ {
+void launch_scale(float* out, const float* in, int n) { scale<float><<<1, 256>>>(out, in, n); }
+}
+
+struct Pair { int a, b; };
+static struct Pair make_pair(int a, int b) { struct Pair p = { a, b }; return p; }
+`;
+
+describe('splice finds what brace counting missed', () => {
+  it('finds a kernel templated with `template <class T>` and launch bounds, and splices a variant of it', () => {
+    const f = findFunction(CUDA, 'scale', 'clike')!;
+    expect(CUDA.slice(f.start, f.end)).toMatch(/^template <class T>\n__global__ void __launch_bounds__\(256, 2\) scale\([\s\S]*out\[0\] = in\[0\]; }\n}$/);
+    const variant = 'template <class T>\n__global__ void __launch_bounds__(128) scale(T* out, const T* in, int n) {\n  out[threadIdx.x] = in[threadIdx.x];\n}';
+    const out = spliceFunction(CUDA, 'scale', variant, { fileName: 'k.cu' });
+    expect(out).toBe(CUDA.slice(0, f.start) + variant + CUDA.slice(f.end));
+  });
+
+  it('finds the functions of an extern "C" block whose brace follows a comment, and a function returning a struct', () => {
+    const launch = findFunction(CUDA, 'launch_scale', 'clike')!;
+    expect(CUDA.slice(launch.start, launch.end)).toMatch(/^void launch_scale\(.*\}$/);
+    expect(launch.cLinkage).toBe(true);
+    const pair = findFunction(CUDA, 'make_pair', 'clike')!;
+    expect(CUDA.slice(pair.start, pair.end)).toMatch(/^static struct Pair make_pair\(int a, int b\) \{.*return p; \}$/);
+    expect(pair.cLinkage).toBe(false);
+  });
+
+  it('takes the decorators across a comment between them and the def; a nested def and a def in a string are not the kernel', () => {
+    const py = `import triton
+import triton.language as tl
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 128}, num_warps=4),
+             triton.Config({"BLOCK": 256}, num_warps=8)],
+    key=["n"],
+)
+# the JIT last: autotune wraps it
+@triton.jit
+def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    """Doubles x in place.
+def scale_kernel(y):
+    not this one
+"""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def scale(x):
+    def grid(meta):
+        return (triton.cdiv(x.numel(), meta["BLOCK"]),)
+    scale_kernel[grid](x, x.numel())
+`;
+    const f = findFunction(py, 'scale_kernel', 'python')!;
+    expect(py.slice(f.start, f.end)).toMatch(/^@triton\.autotune\(\n[\s\S]*# the JIT last[\s\S]*mask=offs < n\)$/);
+    expect(findFunction(py, 'grid', 'python')!.topLevel).toBe(false);
+    // a whole-file answer: its nested grid function is not a helper to bring over
+    const answer = py.replace('tl.load(x_ptr + offs, mask=offs < n) * 2', 'tl.load(x_ptr + offs, mask=offs < n) + tl.load(x_ptr + offs, mask=offs < n)');
+    const out = spliceFunction(py, 'scale_kernel', answer, { lang: 'python' });
+    expect(out).toBe(answer);
+  });
+});

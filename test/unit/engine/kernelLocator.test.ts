@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { grammarFor, KernelLocator } from '../../src/extension/kernelLocator';
+import { grammarFor, KernelLocator } from '../../../src/engine/kernelLocator';
 
 const CPP = `#include <cstddef>
 // café: a comment with non-ASCII text before the kernels
