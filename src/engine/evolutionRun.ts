@@ -28,6 +28,8 @@ export interface EvolutionOptions {
   baselineSource: string;
   operators: Operator[];
   evaluator: Evaluator;
+  /** The hardware the operators' knowledge follows when no host names one (a custom spec's toolchain names it). */
+  hardware?: string;
   policy?: SelectionPolicy;
   limits: TerminationLimits;
   /** Proposals made without a parent before refinement starts (KernelEvolve's drafting phase). */
@@ -403,7 +405,7 @@ export class EvolutionRun {
       baselineSource: this.opts.baselineSource,
       candidates: this.candidates,
       parent,
-      hardware: this.opts.evaluator.hardware,
+      hardware: this.opts.evaluator.hardware ?? this.opts.hardware,
       seen: this.store.seen,
     };
     const done = () => {

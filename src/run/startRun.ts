@@ -83,6 +83,7 @@ export async function startRun(req: RunRequest): Promise<StartedRun> {
   // An in-house accelerator's notes, named by its toolchain, are read like the user's own knowledge folders.
   const toolchainNotes = description.toolchain?.knowledge;
   if (toolchainNotes && !config.knowledge?.includes(toolchainNotes)) config.knowledge = [toolchainNotes, ...(config.knowledge ?? [])];
+  const specHardware = description.toolchain?.hardware ?? undefined;
   if (settings.model) config.llm = { ...config.llm, model: settings.model };
 
   // Until the store exists, the run's news goes to the front end alone; after, to the store first.
@@ -110,7 +111,7 @@ export async function startRun(req: RunRequest): Promise<StartedRun> {
   };
   try {
     const operators = await createOperators({
-      spec, settings, config, llmEndpoint: req.llmEndpoint, hardware: pool.hardware,
+      spec, settings, config, llmEndpoint: req.llmEndpoint, hardware: pool.hardware ?? specHardware,
       workspaceDir: req.workspace ?? process.cwd(), runDir: stored?.store.runDir, onEvent: emit,
     });
     store = stored?.store ?? RunStore.create({ spec, options: { ...settings }, hosts: hostSummaries, workspace: req.workspace, out: req.out });
@@ -125,6 +126,7 @@ export async function startRun(req: RunRequest): Promise<StartedRun> {
       baselineSource,
       operators,
       evaluator: pool,
+      hardware: specHardware,
       policy: createPolicy(settings.policy),
       limits: plan.limits,
       draftBudget: settings.draftBudget,

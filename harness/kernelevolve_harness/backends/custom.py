@@ -8,8 +8,7 @@ variable KERNELEVOLVE_TOOLCHAIN, field by field over the spec's) names:
   run        the command prefix a worker process runs under (the device's runtime launcher, e.g.
              ["mtia-run", "--"]); it must exec the command that follows it, keeping its file descriptors
   knowledge  a folder of notes for this hardware (markdown, tune-*.json), relative to the spec
-  hardware   the hardware's name (describe-spec answers it; the notes a run picks follow the host's
-             "hardware" setting, and the knowledge folder's own notes apply whatever it is)
+  hardware   the hardware's name: a run's hardware (for the notes and the tuner) when no host names one
 
 Everything else is the C++ backend's: the same static rules (differential, so a device header the baseline
 includes is allowed), the imported-symbol check of the built library, and the same guards in the same workers,
