@@ -168,10 +168,11 @@ export function registerCommands(ctx: CommandContext, reg: CommandRegistrar = (i
     const doc = await vscode.workspace.openTextDocument(uri).then(undefined, () => undefined);
     if (!doc) throw new UserFacingError(`${run.view.sourcePath} no longer exists; the variant cannot be applied.`);
     const grammar = grammarFor(doc.languageId) ?? grammarFor(doc.fileName) ?? 'cpp';
+    const locator = await KernelLocator.get(); // the per-device launcher and the plan both find functions with it
     // The same kernel won on other hardware too: a launcher choosing per device keeps every hardware's winner.
     const byDevice = planDeviceAccept({ runDir: run.view.runDir, kernel: { sourcePath: run.view.sourcePath, kernel: run.view.kernel }, baseline: base.source, candidateId: id });
     const plan = planAccept({
-      locator: await KernelLocator.get(), grammar, kernel: run.view.kernel, fileLabel: path.basename(uri.fsPath),
+      locator, grammar, kernel: run.view.kernel, fileLabel: path.basename(uri.fsPath),
       baseline: base.source, candidate: byDevice.kind === 'by-device' ? byDevice.source : c.source, current: doc.getText(),
     });
     if (!plan.ok) throw new UserFacingError(plan.reason);
