@@ -262,6 +262,7 @@ const opts = parse(process.argv.slice(2));
 const tmp = opts.out ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ke-bench-'));
 fs.mkdirSync(tmp, { recursive: true });
 const knobs = await loadKnobs(tmp, opts.knobs);
+await knobs.KernelLocator.get(); // knob detection finds functions with tree-sitter (the grammars in dist/wasm or node_modules)
 const rows = [];
 for (const spec of opts.specs) {
   const row = await benchOne(spec, opts, knobs, tmp);

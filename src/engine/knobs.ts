@@ -6,6 +6,10 @@ import { listFunctions } from './splice';
 import { gridSpans, kernelUse, type Assignment, keywordArguments, lastAssignment, launchedKernels, launchSites, matchBracket, wordOffsets } from './tritonLaunch';
 import { languageOf, maskNonCode, pythonNonCode, type SourceLanguage } from './sourceText';
 
+// Detection finds functions with tree-sitter, whose grammars load asynchronously: a caller outside a run (the
+// tuner benchmark, which bundles this file alone) awaits `KernelLocator.get()` first.
+export { KernelLocator } from './kernelLocator';
+
 export type KnobKind = 'cpp-constexpr' | 'cpp-define' | 'triton-launch' | 'triton-autotune' | 'py-constant' | 'triton-computed'
   | 'triton-heuristic' | 'triton-launch-option';
 /** What a knob means for its domain: block sizes move by powers of two, warps and stages have fixed ranges. */
