@@ -160,7 +160,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     `run ${summary.runId} ended: ${reasonText(finishedReason)}${runError ? ` (${runError.message})` : ''}`,
     leaderboard(candidates),
     improved
-      ? `\nbest: ${best!.id} by ${best!.operator}, ${formatSpeedup(scoreOf(best!), scoreInterval(best!))} over the baseline (${isConfirmed(best!) ? `confirmed: the lowest of ${1 + best!.confirmations!.length} evaluations, ${[best!.verdict!, ...(best!.confirmations ?? [])].map((v) => `${v.speedup?.toFixed(2)}x`).join(' and ')}` : 'a single evaluation, not confirmed'})\n${SPEEDUP_MEANING}; 95% interval in brackets\n${shapeReport(best!)}\n\n${diff}`
+      ? `\nbest: ${best!.id} by ${best!.operator}, ${formatSpeedup(scoreOf(best!), scoreInterval(best!))} over the baseline (${isConfirmed(best!) ? `confirmed: the geometric mean of the ${best!.confirmations!.length} evaluation${best!.confirmations!.length === 1 ? '' : 's'} after it was picked, ${(best!.confirmations ?? []).map((v) => `${v.speedup?.toFixed(2)}x`).join(' and ')}; picked at ${best!.verdict!.speedup?.toFixed(2)}x` : 'a single evaluation, not confirmed'})\n${SPEEDUP_MEANING}; 95% interval in brackets\n${shapeReport(best!)}\n\n${diff}`
       : '\nno correct candidate beat the baseline.',
     ...(store.current.usage ? [usageText(store.current.usage)] : []),
     ...(baseline ? [hardwareReport(summary.runDir, spec, baseline.source)].filter(Boolean) : []),

@@ -104,7 +104,7 @@ export class EvolveProgress {
         this.evaluated = e.evaluated;
         this.used = e.used ?? this.used;
         this.budget = e.budget;
-        // the best can also go down: a leader judged again keeps the lower of its figures
+        // the best can also go down: a leader judged again is scored by its later figures alone
         this.best = e.best;
         if (e.bestId) this.bestId = e.bestId === 'c0000' ? '' : e.bestId;
         this.inFlight = e.inFlight ?? 0;

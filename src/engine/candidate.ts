@@ -18,12 +18,15 @@ export interface Candidate {
   hash: string;
   state: CandidateState;
   verdict?: Verdict;
-  /** The engine's speedup estimate (pairedScore.ts): the harness's paired ratio, the lowest over the candidate's
-   *  evaluations once it is confirmed; what ranks candidates. */
+  /** The engine's speedup estimate (pairedScore.ts): the harness's paired ratio; once it is confirmed, the
+   *  geometric mean of its confirmations (from `figureFrom` on); what ranks candidates. */
   score?: number;
-  /** Verdicts of the candidate judged once more at the end of the run (a leader re-judged against the winner's
-   *  curse); its score is then the lowest of its measurements, 0 when one of them is not ok. */
+  /** Verdicts of the candidate judged again at the end of the run (a contender re-judged against the winner's
+   *  curse); its score then comes from them, 0 when any evaluation of it is not ok. */
   confirmations?: Verdict[];
+  /** The run's settled leader: its figure comes from the confirmations from this index on, those judged after the
+   *  ranking picked it (the ones that picked it are biased upward, as a first figure is). */
+  figureFrom?: number;
   placement?: Placement;
   /** Why the operator proposed it (the LLM's rationale, or the knob values the tuner changed). */
   rationale?: string;

@@ -59,7 +59,7 @@ export class CandidateStore {
     this.rescore(c);
   }
 
-  /** A leader's second verdict: its score becomes the lower of its measurements (0 when one is not ok). */
+  /** A contender judged again: its score now comes from its confirmations (0 when any evaluation is not ok). */
   confirmed(c: Candidate, confirmation: Verdict): void {
     c.confirmations = [...(c.confirmations ?? []), confirmation];
     this.rescore(c);
@@ -72,17 +72,20 @@ export class CandidateStore {
     return true;
   }
 
-  /** The run's best: the top confirmed candidate when there is one (else the top score), or the baseline if it scores higher. */
+  /** The run's best: the top candidate judged after the ranking picked it (leaderConfirmation.ts), else the top
+   *  confirmed one, else the top score; or the baseline if it scores higher. */
   settleBest(): void {
     const judged = this.candidates.filter((c) => c.verdict);
     const confirmed = judged.filter(isConfirmed);
-    const pool = confirmed.length ? [...confirmed, ...(this.baseline?.verdict ? [this.baseline] : [])] : judged;
+    const finalists = confirmed.filter((c) => c.figureFrom !== undefined);
+    const top = finalists.length ? finalists : confirmed;
+    const pool = top.length ? [...top, ...(this.baseline?.verdict ? [this.baseline] : [])] : judged;
     let best: Candidate | undefined;
     for (const c of pool) if (!best || outranks(c, best)) best = c;
     this.leader = best ?? this.leader;
   }
 
-  /** The candidate's score: its paired speedup (the lowest over its evaluations). */
+  /** The candidate's score: its paired speedup (pairedScore.ts). */
   private rescore(c: Candidate): void {
     c.score = pairedScore(c);
   }

@@ -1,10 +1,20 @@
-// The winner's curse: the top of many noisy measurements is biased upward, so before a run ends its leaders
-// are judged once more on the run's hosts and keep the lower of their figures; one that is not ok the second
-// time (it is nondeterministic) loses its place. Not counted against the budget; at most top + 1 evaluations.
+// The winner's curse: the top of many noisy measurements is biased upward, so before a run ends its contenders
+// are judged again on the run's hosts; one that is not ok again (it is nondeterministic) loses its place.
+// Ranking under noise: one measurement cannot tell apart candidates whose intervals overlap, so every candidate
+// whose interval reaches the leader's is a contender, and the leader and the runner-up are judged again while
+// their confirmed intervals overlap. The ranking's own figures are biased too (the leader is the top of the
+// contenders' confirmations), so once it is settled the leader is judged FIGURE_CONFIRMATIONS more times, side by
+// side, and those alone make its reported figure (pairedScore.ts, Candidate.figureFrom). Not counted against the
+// budget; at most 3 x top + FIGURE_CONFIRMATIONS evaluations.
 import type { Verdict } from '../contract/verdict';
 import type { Candidate } from './candidate';
 import { isConfirmed, type CandidateStore } from './candidateStore';
-import { scoreOf } from './pairedScore';
+import { scoreInterval, scoreOf } from './pairedScore';
+
+/** The most times a contender is judged again while ranking. */
+export const RANKING_CONFIRMATIONS = 2;
+/** The settled leader's evaluations after the ranking picked it: its reported figure. */
+export const FIGURE_CONFIRMATIONS = 3;
 
 export interface ConfirmationContext {
   store: CandidateStore;
@@ -20,31 +30,76 @@ export interface ConfirmationContext {
 
 export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
   const { store, top } = ctx;
-  const base = store.baseline;
-  if (top <= 0 || !base?.verdict || ctx.quit?.aborted) return;
-  const limit = top + 1;
+  if (top <= 0 || !store.baseline?.verdict || ctx.quit?.aborted) return;
+  const limit = 3 * top + FIGURE_CONFIRMATIONS;
   let judged = 0;
   while (judged < limit && !ctx.quit?.aborted) {
-    const confirmed = store.candidates.filter((c) => c !== base && isConfirmed(c));
-    const waiting = store.candidates
-      .filter((c) => c !== base && c.state === 'done' && !c.confirmations?.length && scoreOf(c) > scoreOf(base))
-      .sort((a, b) => scoreOf(b) - scoreOf(a));
-    if (!waiting.length) break;
-    let batch: Candidate[];
-    if (confirmed.length < top) batch = waiting.slice(0, Math.min(top - confirmed.length, limit - judged));
-    else if (scoreOf(waiting[0]) > Math.max(...confirmed.map((c) => scoreOf(c)))) batch = [waiting[0]];
-    else break;
-    ctx.log('info', `Judging ${batch.map((c) => `${c.id} (${scoreOf(c).toFixed(2)}x)`).join(', ')} once more to confirm ${batch.length === 1 ? 'its' : 'their'} speedup.`);
+    let batch = nextBatch(store, top);
+    let what = `once more to confirm ${batch.length === 1 ? 'its' : 'their'} speedup`;
+    if (!batch.length) {
+      const leader = rankingLeader(store);
+      if (!leader || leader.figureFrom !== undefined) break;
+      leader.figureFrom = leader.confirmations!.length;
+      batch = Array.from({ length: FIGURE_CONFIRMATIONS }, () => leader);
+      what = `${FIGURE_CONFIRMATIONS} more times for its figure (the ranking's own figures are biased upward)`;
+    }
+    batch = batch.slice(0, limit - judged);
+    ctx.log('info', `Judging ${[...new Set(batch)].map((c) => `${c.id} (${scoreOf(c).toFixed(2)}x)`).join(', ')} ${what}.`);
     judged += batch.length;
-    await Promise.all(batch.map((c) => confirm(ctx, c)));
+    const next = new Map<Candidate, number>();
+    await Promise.all(batch.map((c) => {
+      const n = (next.get(c) ?? c.confirmations?.length ?? 0) + 1;
+      next.set(c, n);
+      return confirm(ctx, c, n);
+    }));
   }
 }
 
-async function confirm(ctx: ConfirmationContext, c: Candidate): Promise<void> {
+const overlap = (a: [number, number] | undefined, b: [number, number] | undefined): boolean =>
+  !!a && !!b && a[0] <= b[1] && b[0] <= a[1];
+
+const byScore = (a: Candidate, b: Candidate) => scoreOf(b) - scoreOf(a);
+
+/** The confirmed candidates, best first. */
+function confirmedByScore(store: CandidateStore): Candidate[] {
+  return store.candidates.filter((c) => c !== store.baseline && isConfirmed(c)).sort(byScore);
+}
+
+/** The top of the ranking: the best confirmed candidate. */
+function rankingLeader(store: CandidateStore): Candidate | undefined {
+  return confirmedByScore(store)[0];
+}
+
+/** Who is judged again next while ranking (none: the ranking is settled, or nothing more would tell). */
+export function nextBatch(store: CandidateStore, top: number): Candidate[] {
+  const base = store.baseline!;
+  const confirmed = confirmedByScore(store);
+  const waiting = store.candidates
+    .filter((c) => c !== base && c.state === 'done' && !c.confirmations?.length && scoreOf(c) > scoreOf(base))
+    .sort(byScore);
+  if (confirmed.length < top && waiting.length) {
+    // the contenders: the best first figures, and every other one whose interval reaches the first's (at most
+    // 2 x top in all)
+    const lead = scoreInterval(waiting[0]);
+    const reach = waiting.filter((c, i) => i > 0 && lead && (scoreInterval(c)?.[1] ?? 0) >= lead[0]);
+    const picks = new Set([...waiting.slice(0, top - confirmed.length), ...reach]);
+    return [...picks].slice(0, Math.max(1, 2 * top - confirmed.length));
+  }
+  const leader = confirmed[0];
+  if (!leader) return [];
+  // a candidate judged once whose figure still tops the leader's confirmed score
+  if (waiting.length && scoreOf(waiting[0]) > scoreOf(leader)) return [waiting[0]];
+  // the runner-up, while the two confirmed intervals overlap: both again, so the ranking rests on more than noise
+  const again = (c: Candidate) => c.figureFrom === undefined && (c.confirmations?.length ?? 0) < RANKING_CONFIRMATIONS;
+  const runnerUp = confirmed[1];
+  if (!runnerUp || !overlap(scoreInterval(leader), scoreInterval(runnerUp))) return [];
+  return [leader, runnerUp].filter(again);
+}
+
+async function confirm(ctx: ConfirmationContext, c: Candidate, n: number): Promise<void> {
   const controller = new AbortController();
   const onQuit = () => controller.abort();
   ctx.quit?.addEventListener('abort', onQuit, { once: true });
-  const n = (c.confirmations?.length ?? 0) + 1;
   const first = scoreOf(c);
   try {
     const confirmation = await ctx.judge(c, n, controller.signal);

@@ -1,7 +1,8 @@
 // What a candidate's speedup is: paired ratios only. Each evaluation times the candidate and the baseline side by
 // side (interleaved rounds on the same device, within one evaluation) and reports their ratio per shape with an
-// interval; a candidate judged more than once (confirmed) scores the lowest of its evaluations' ratios (the top of
-// many noisy figures is biased upward: the winner's curse).
+// interval; a candidate judged again (confirmed) scores the geometric mean of its confirmations alone: its first
+// figure is the one it was picked for among many noisy ones, biased upward (the winner's curse), while the
+// confirmations were taken after the pick and are not.
 // Times from different evaluations are never divided by each other: a baseline timed in another moment, under
 // another load, says nothing about this candidate's.
 import type { Candidate } from './candidate';
@@ -11,9 +12,9 @@ import { fitness } from './fitness';
 export type Interval = [number, number];
 
 /** One sentence for reports: what the figure is. */
-export const SPEEDUP_MEANING = 'paired ratio: candidate and baseline timed side by side in each evaluation, geometric mean over shapes; a confirmed candidate\'s lowest evaluation';
+export const SPEEDUP_MEANING = 'paired ratio: candidate and baseline timed side by side in each evaluation, geometric mean over shapes; a confirmed candidate: the geometric mean of the evaluations after it was picked';
 
-function measurements(c: Pick<Candidate, 'verdict' | 'confirmations'>): Verdict[] {
+function measurements(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'>): Verdict[] {
   return c.verdict ? [c.verdict, ...(c.confirmations ?? [])] : [];
 }
 
@@ -28,32 +29,54 @@ export function verdictInterval(v: Verdict | undefined): Interval | undefined {
   return [f, f];
 }
 
-/** The evaluation that sets the score: the one of lowest paired speedup; undefined when one is not ok. */
-function lowest(c: Pick<Candidate, 'verdict' | 'confirmations'>): Verdict | undefined {
+/** The evaluations the score comes from: the confirmations once there are any, else the first; none when any
+ * evaluation of the candidate was not ok (a kernel right once and wrong once is not correct). */
+function scored(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'>): Verdict[] {
   const all = measurements(c);
-  if (!all.length || all.some((v) => fitness(v) <= 0)) return undefined;
-  return all.reduce((a, b) => (fitness(b) < fitness(a) ? b : a));
+  if (!all.length || all.some((v) => fitness(v) <= 0)) return [];
+  const after = c.confirmations?.slice(c.figureFrom ?? 0) ?? [];
+  return after.length ? after : c.confirmations?.length ? c.confirmations : [c.verdict!];
 }
 
-/** The candidate's score: the lowest of its evaluations' paired speedups; 0 when one of them is not ok. */
-export function pairedScore(c: Pick<Candidate, 'verdict' | 'confirmations'>): number {
-  return fitness(lowest(c));
+function geometricMean(xs: number[]): number {
+  if (xs.length === 1) return xs[0];
+  return Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 }
 
-/** The score's interval: that of the evaluation the score comes from. */
-export function scoreInterval(c: Pick<Candidate, 'verdict' | 'confirmations'>): Interval | undefined {
-  const v = lowest(c);
-  return v ? verdictInterval(v) : undefined;
+/** The candidate's score: the geometric mean of its confirmations' paired speedups (its first one until it is
+ * confirmed); 0 when any of its evaluations is not ok. */
+export function pairedScore(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'>): number {
+  const vs = scored(c);
+  return vs.length ? geometricMean(vs.map(fitness)) : 0;
+}
+
+/** The score's interval. Several evaluations: each one's interval about its figure, combined as independent
+ * errors of a mean in log space (root of the summed squares over their number), and never narrower than the
+ * evaluations' own figures (they disagreed by that much). */
+export function scoreInterval(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'>): Interval | undefined {
+  const vs = scored(c);
+  if (!vs.length) return undefined;
+  if (vs.length === 1) return verdictInterval(vs[0]);
+  const figures = vs.map(fitness);
+  const score = geometricMean(figures);
+  const below = Math.sqrt(vs.reduce((a, v, i) => a + Math.log(figures[i] / verdictInterval(v)![0]) ** 2, 0)) / vs.length;
+  const above = Math.sqrt(vs.reduce((a, v, i) => a + Math.log(verdictInterval(v)![1] / figures[i]) ** 2, 0)) / vs.length;
+  return [Math.min(score * Math.exp(-below), ...figures), Math.max(score * Math.exp(above), ...figures)];
+}
+
+/** How many evaluations a candidate's score comes from. */
+export function scoreEvaluations(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'>): number {
+  return scored(c).length;
 }
 
 /** What ranks a candidate: its paired score, 0 unless correct. */
-export function scoreOf(c: Pick<Candidate, 'verdict' | 'confirmations'> & { score?: number }): number {
+export function scoreOf(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'> & { score?: number }): number {
   if (!c.verdict || c.verdict.status !== 'ok') return 0;
   return c.score ?? pairedScore(c);
 }
 
 /** Judged again and correct every time. */
-function confirmed(c: Pick<Candidate, 'verdict' | 'confirmations'>): boolean {
+function confirmed(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'>): boolean {
   return !!c.confirmations?.length && pairedScore(c) > 0;
 }
 
@@ -61,8 +84,8 @@ function confirmed(c: Pick<Candidate, 'verdict' | 'confirmations'>): boolean {
  * Whether a ranks above b: a higher score, and either a confirmed (judged again) or its interval clearing b's
  * (a's lower end above b's upper end). Two figures whose intervals overlap are not told apart by one measurement.
  */
-export function outranks(a: Pick<Candidate, 'verdict' | 'confirmations'> & { score?: number },
-  b: Pick<Candidate, 'verdict' | 'confirmations'> & { score?: number }): boolean {
+export function outranks(a: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'> & { score?: number },
+  b: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'> & { score?: number }): boolean {
   const sa = scoreOf(a);
   const sb = scoreOf(b);
   if (!(sa > sb)) return false;

@@ -57,7 +57,7 @@ export async function runEvolution(req: EvolveRequest): Promise<RunSummary> {
 }
 
 /** Best speedup so far, as the candidates were judged: the engine's score (the paired speedup; a confirmed
- *  leader's lowest figure, 0 for one that lost its place), as the live run reports it. */
+ *  leader's confirmed figure, 0 for one that lost its place), as the live run reports it. */
 export function bestOverTime(candidates: readonly Candidate[], startedAt: number): BestPoint[] {
   const judged = candidates.filter((c) => c.verdict && c.operator !== 'baseline' && c.parents.length > 0)
     .sort((a, b) => (a.timings.finishedAt ?? a.timings.proposedAt) - (b.timings.finishedAt ?? b.timings.proposedAt));

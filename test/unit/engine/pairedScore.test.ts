@@ -16,12 +16,20 @@ function verdict(baseline: [number, number], candidate: [number, number], interv
 }
 
 describe('pairedScore', () => {
-  it('is the harness\'s paired figure, the lowest over a candidate\'s evaluations', () => {
+  it('is the harness\'s paired figure; once confirmed, the geometric mean of the evaluations after the pick', () => {
     expect(pairedScore({ verdict: verdict([9, 90], [0.5, 5]) })).toBeCloseTo(18, 6); // side by side, whatever the load
     const confirmed = { verdict: { status: 'ok' as const, reason: '', speedup: 2, speedup_interval: [1.9, 2.1] as [number, number] }, confirmations: [{ status: 'ok' as const, reason: '', speedup: 1.8, speedup_interval: [1.7, 1.9] as [number, number] }] };
     expect(pairedScore(confirmed)).toBe(1.8);
     expect(scoreInterval(confirmed)).toEqual([1.7, 1.9]);
     expect(pairedScore({ ...confirmed, confirmations: [{ status: 'incorrect', reason: 'wrong' }] })).toBe(0);
+    // the first figure (the one it was picked for) no longer counts; two later ones combine as a geometric mean,
+    // their interval never narrower than the two figures themselves
+    const twice = { ...confirmed, confirmations: [...confirmed.confirmations, { status: 'ok' as const, reason: '', speedup: 2.0, speedup_interval: [1.98, 2.02] as [number, number] }] };
+    expect(pairedScore(twice)).toBeCloseTo(Math.sqrt(1.8 * 2.0), 9);
+    const [lo, hi] = scoreInterval(twice)!;
+    expect(lo).toBeLessThanOrEqual(1.8);
+    expect(hi).toBeGreaterThanOrEqual(2.0);
+    expect(pairedScore({ verdict: { status: 'ok', reason: '', speedup: 9 }, confirmations: [{ status: 'ok', reason: '', speedup: 3 }] })).toBe(3);
     expect(pairedScore({ verdict: { status: 'incorrect', reason: 'wrong' } })).toBe(0);
   });
 
