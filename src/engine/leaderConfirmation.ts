@@ -5,7 +5,7 @@
 // their confirmed intervals overlap. The ranking's own figures are biased too (the leader is the top of the
 // contenders' confirmations), so once it is settled the leader is judged FIGURE_CONFIRMATIONS more times, side by
 // side, and those alone make its reported figure (pairedScore.ts, Candidate.figureFrom). Not counted against the
-// budget; at most 3 x top + FIGURE_CONFIRMATIONS evaluations.
+// budget; at most 3 x top + 2 x FIGURE_CONFIRMATIONS evaluations.
 import type { Verdict } from '../contract/verdict';
 import type { Candidate } from './candidate';
 import { isConfirmed, type CandidateStore } from './candidateStore';
@@ -31,7 +31,8 @@ export interface ConfirmationContext {
 export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
   const { store, top } = ctx;
   if (top <= 0 || !store.baseline?.verdict || ctx.quit?.aborted) return;
-  const limit = 3 * top + FIGURE_CONFIRMATIONS;
+  // room for a second leader's figure: one whose figure fell below the runner-up's confirmed score
+  const limit = 3 * top + 2 * FIGURE_CONFIRMATIONS;
   let judged = 0;
   while (judged < limit && !ctx.quit?.aborted) {
     let batch = nextBatch(store, top);
