@@ -160,7 +160,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     `run ${summary.runId} ended: ${reasonText(finishedReason)}${runError ? ` (${runError.message})` : ''}`,
     leaderboard(candidates),
     improved
-      ? `\nbest: ${best!.id} by ${best!.operator}, ${formatSpeedup(scoreOf(best!), scoreInterval(best!))} over the baseline (${isConfirmed(best!) ? `confirmed: the geometric mean of the ${best!.confirmations!.length} evaluation${best!.confirmations!.length === 1 ? '' : 's'} after it was picked, ${(best!.confirmations ?? []).map((v) => `${v.speedup?.toFixed(2)}x`).join(' and ')}; picked at ${best!.verdict!.speedup?.toFixed(2)}x` : 'a single evaluation, not confirmed'})\n${SPEEDUP_MEANING}; 95% interval in brackets\n${shapeReport(best!)}\n\n${diff}`
+      ? `\nbest: ${best!.id} by ${best!.operator}, ${formatSpeedup(scoreOf(best!), scoreInterval(best!))} over the baseline (${isConfirmed(best!) ? figureText(best!) : 'a single evaluation, not confirmed'})\n${SPEEDUP_MEANING}; 95% interval in brackets\n${shapeReport(best!)}\n\n${diff}`
       : '\nno correct candidate beat the baseline.',
     ...(store.current.usage ? [usageText(store.current.usage)] : []),
     ...(baseline ? [hardwareReport(summary.runDir, spec, baseline.source)].filter(Boolean) : []),
@@ -190,4 +190,11 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     return EXIT.hostFailure;
   }
   return improved ? EXIT.ok : EXIT.notOk;
+}
+
+/** What a confirmed best's figure is made of: the evaluations after the ranking picked it. */
+function figureText(best: Candidate): string {
+  const after = (best.confirmations ?? []).slice(best.figureFrom ?? 0);
+  const figures = after.map((v) => `${v.speedup?.toFixed(2)}x`).join(', ');
+  return `confirmed: the geometric mean of the ${after.length} evaluation${after.length === 1 ? '' : 's'} after it was picked, ${figures}; picked at ${best.verdict!.speedup?.toFixed(2)}x`;
 }

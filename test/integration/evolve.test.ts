@@ -59,7 +59,7 @@ describe('kernelevolve evolve (local host, real harness)', () => {
     // the leaders were judged again: the best's figure is the geometric mean of its evaluations after it was picked
     expect(obj.best.confirmed).toBe(true);
     expect(r.stderr).toMatch(new RegExp(`${obj.best.id} judged again: [\\d.]+x, confirmed`));
-    expect(r.stderr).toMatch(/confirmed: the geometric mean of the [23] evaluations after it was picked, [\d.]+x and [\d.]+x/);
+    expect(r.stderr).toMatch(/confirmed: the geometric mean of the 3 evaluations after it was picked, [\d.]+x, [\d.]+x, [\d.]+x; picked at [\d.]+x/);
     // the probes alone find block sizes far better than 64/16/16
     expect(obj.best.speedup).toBeGreaterThan(1.5);
     expect(r.code).toBe(0);
