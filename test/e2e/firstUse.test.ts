@@ -12,16 +12,10 @@ import type { KernelEditor } from './pageObjects/kernelEditor';
 import { RunsPanel } from './pageObjects/runsPanel';
 import { Workbench } from './pageObjects/workbench';
 
-const MATMUL = `// C = A * B, row-major: A is M x K, B is K x N, C is M x N.
-extern "C" void matmul(const float* A, const float* B, float* C, int M, int N, int K) {
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      float acc = 0.0f;
-      for (int k = 0; k < K; ++k) acc += A[i * K + k] * B[k * N + j];
-      C[i * N + j] = acc;
-    }
-}
-`;
+// The example's blocked matmul, without its spec: the signature the drafted spec once sized M*N*K, with block
+// sizes the tuner can change (a run goes on proposing until it is stopped).
+const MATMUL = readFileSync(path.resolve('examples/cpp/matmul_blocked/matmul.cpp'), 'utf8');
+const matmulLine = MATMUL.split('\n').findIndex((l) => l.includes('C[i] = 0.0f')) + 1;
 
 const BIAS_GELU = `import torch
 import triton
@@ -93,6 +87,21 @@ function tree(root: number): { pid: number; cmd: string }[] {
   return procs.filter((p) => out.has(p.pid)).map(({ pid, cmd }) => ({ pid, cmd }));
 }
 
+/** Every process that runs this editor's copy of the harness (its PYTHONPATH names the editor's extensions
+ *  folder), wherever it was reparented: a server started without an owner is no longer under the editor. */
+function harnessOf(server: CodeServer): { pid: number; cmd: string }[] {
+  const extensions = path.join(path.dirname(server.userDataDir), 'extensions');
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((d) => {
+    try {
+      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (!/kernelevolve_harness/.test(cmd) || !alive(Number(d))) return [];
+      return readFileSync(`/proc/${d}/environ`, 'utf8').includes(extensions) ? [{ pid: Number(d), cmd }] : [];
+    } catch {
+      return []; // ended while we looked
+    }
+  });
+}
+
 function alive(pid: number): boolean {
   try {
     const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
@@ -102,13 +111,11 @@ function alive(pid: number): boolean {
   }
 }
 
-// Skipped until seen passing: on the 2-core machine it was written on, seven of its nine scenarios timed out
-// waiting for Quick Open under heavy load and were never seen green (open).
-describe.skip('first use in code-server', () => {
+describe('first use in code-server', () => {
   it('drafts a C++ matmul\'s spec with its arrays sized M*K, K*N, M*N and the cost of a call, before any run', async () => {
     editor = await wb.openFile('kernels/matmul.cpp');
     await editor.waitForCodeLens(/Evolve matmul/, 120_000);
-    await editor.goToLine(6);
+    await editor.goToLine(matmulLine);
     await wb.runCommand('KernelEvolve: Evolve Kernel at Cursor');
     const msg = await wb.waitForNotification(/drafted matmul_spec\.py/, 60_000);
     expect(msg).toMatch(/Estimated one call at the largest shape: about [\d.]+ ms/);
@@ -125,7 +132,7 @@ describe.skip('first use in code-server', () => {
 
   it('judges the baseline with the drafted spec in seconds and shows the run', async () => {
     editor = await wb.openFile('kernels/matmul.cpp');
-    await editor.goToLine(6);
+    await editor.goToLine(matmulLine);
     const started = Date.now();
     await wb.runCommand('KernelEvolve: Evolve Kernel at Cursor');
     const rows = await panel.waitForJudged(1, 120_000);
@@ -135,10 +142,15 @@ describe.skip('first use in code-server', () => {
   });
 
   it('leaves no harness process behind when a stopped run ends, and no row "evaluating"', async () => {
-    await panel.waitForJudged(3, 120_000);
+    await panel.waitForJudged(3, 300_000);
     await wb.runCommand('KernelEvolve: Stop Run');
     await wb.runCommand('KernelEvolve: Stop Run'); // the second Stop skips confirming the leaders
     await panel.waitForRunStatus(/stopped/, 120_000);
+    // No runner, judge or worker is left; the warm-worker server stays for the next run while the editor lives.
+    const until = Date.now() + 30_000;
+    const judging = () => harnessOf(server).filter((p) => !/kernelevolve_harness warm /.test(p.cmd));
+    while (judging().length && Date.now() < until) await server.page.waitForTimeout(250);
+    expect(judging().map((p) => p.cmd)).toEqual([]);
     const rows = await panel.rows();
     expect(rows.filter((r) => ['proposed', 'queued', 'evaluating'].includes(r.status))).toEqual([]);
     const f = await panel.frame();
@@ -196,17 +208,15 @@ describe.skip('first use in code-server', () => {
   it('reports a host entry without "host" with what to write and a button to the settings', async () => {
     const settingsFile = path.join(server.userDataDir, 'User', 'settings.json');
     const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
-    writeFileSync(settingsFile, JSON.stringify({ ...settings, 'kernelEvolve.hosts': [{ name: 'gpu', type: 'ssh' }] }, null, 2));
-    await server.page.waitForTimeout(2000); // the file watcher
+    await wb.editUserSettings(settingsFile, { ...settings, 'kernelEvolve.hosts': [{ name: 'gpu', type: 'ssh' }] });
     editor = await wb.openFile('kernels/matmul.cpp');
-    await editor.goToLine(6);
+    await editor.goToLine(matmulLine);
     await wb.runCommand('KernelEvolve: Evolve Kernel at Cursor');
     const msg = await wb.waitForNotification(/needs "host"/, 60_000);
     expect(msg).toMatch(/hosts\[0\] is an ssh host and needs "host" \(a hostname or a ~\/\.ssh\/config alias\)/);
     expect(await wb.notificationButtons(/needs "host"/)).toEqual(['Open Settings']);
-    writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
-    await server.page.waitForTimeout(2000);
     await wb.dismissNotifications();
+    await wb.editUserSettings(settingsFile, settings);
   });
 
   it('activated in at most 100 ms (the core loads on first use)', async () => {
@@ -221,7 +231,7 @@ describe.skip('first use in code-server', () => {
 
   it('leaves no harness process when the editor is killed mid-run', async () => {
     editor = await wb.openFile('kernels/matmul.cpp');
-    await editor.goToLine(6);
+    await editor.goToLine(matmulLine);
     await wb.runCommand('KernelEvolve: Evolve Kernel at Cursor');
     // Wait until a judge is at work under the editor's extension host.
     const deadline = Date.now() + 120_000;
@@ -237,10 +247,11 @@ describe.skip('first use in code-server', () => {
     for (const p of [server.pid, ...extHost.map((e) => e.pid)]) {
       try { process.kill(p, 'SIGKILL'); } catch { /* already gone */ }
     }
-    const until = Date.now() + 20_000;
-    while (harness.some((p) => alive(p.pid)) && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
-    const left = harness.filter((p) => alive(p.pid));
-    expect(left.map((p) => p.cmd)).toEqual([]);
+    // Nothing of this editor's harness is left: not the judges seen, nor the warm-worker server they started.
+    const until = Date.now() + 30_000;
+    while ((harness.some((p) => alive(p.pid)) || harnessOf(server).length) && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
+    expect(harness.filter((p) => alive(p.pid)).map((p) => p.cmd)).toEqual([]);
+    expect(harnessOf(server).map((p) => p.cmd)).toEqual([]);
     expect(existsSync(path.join(ws, '.kernelevolve', 'runs')), 'the run store stays for a later Resume').toBe(true);
   });
 });

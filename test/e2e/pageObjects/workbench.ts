@@ -50,10 +50,22 @@ export class Workbench {
         if (Date.now() > deadline) throw e;
       }
     }
-    await row.first().click();
-    const tab = this.page.locator('.tabs-container .tab', { hasText: name });
-    await tab.first().waitFor({ timeout: 30_000 });
-    return new KernelEditor(this.page, name);
+    // The file's own tab, active: the list can re-sort under the click (a run's candidates/c0000.cpp also
+    // matches "kernels/matmul.cpp" loosely), so a wrong file opened is noticed and the file asked for again.
+    const active = this.page.locator(`.tabs-container .tab.active .monaco-icon-label[aria-label$="/${relativePath}"]`);
+    for (let attempt = 1; ; attempt++) {
+      await row.first().click();
+      try {
+        await active.first().waitFor({ timeout: 15_000 });
+        return new KernelEditor(this.page, name);
+      } catch (e) {
+        if (attempt === 3) throw e;
+        await this.page.keyboard.press('Control+P');
+        await input.waitFor({ state: 'visible' });
+        await input.fill(relativePath);
+        await row.first().waitFor({ timeout: 30_000 });
+      }
+    }
   }
 
   /** Text of the notification toasts on screen. */
