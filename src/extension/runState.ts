@@ -37,6 +37,11 @@ export function rowOf(c: Candidate): CandidateRow {
 /** The state of a row whose run ended before it was judged. */
 export const NOT_JUDGED = 'not judged';
 
+/** A row the run has not judged (nor already said it will not). */
+function isOpen(r: CandidateRow): boolean {
+  return r.state !== 'done' && r.state !== NOT_JUDGED && !r.status;
+}
+
 /** The figure the editor shows for a candidate (lens, preview, notification), the same as its table row. */
 export function candidateFigure(c: Candidate): string {
   return formatCandidateSpeedup(rowOf(c));
@@ -77,7 +82,7 @@ export class RunState {
 
   /** Once the run has ended: rows it left proposed, queued or evaluating say they were not judged. */
   settle(): RunDelta | undefined {
-    const open = this.view.candidates.filter((r) => r.state !== 'done' && !r.status);
+    const open = this.view.candidates.filter(isOpen);
     return open.length ? this.apply({ runId: this.runId, rows: open.map((r) => ({ ...r, state: NOT_JUDGED })) }) : undefined;
   }
 
@@ -124,6 +129,9 @@ export class RunState {
           // Each confirmation moved the run's reference: the confirmed rows show the scores the run ended with.
           // Every judged row takes the score the run ended with (each figure is against the run's final reference).
           const rows = [...this.candidates.values()].filter((c) => c.verdict).map(rowOf);
+          // Rows left proposed, queued or evaluating end in the same delta as the header (a panel that shows the
+          // run stopped never shows one of its rows still evaluating).
+          rows.push(...this.view.candidates.filter(isOpen).map((r) => ({ ...r, state: NOT_JUDGED })));
           // A failed run's reason is what failed (the panel shows it whole), as a stored run's is.
           const reason = ev.reason === 'error' && ev.error ? ev.error.message : ev.reason;
           return { runId, header: { status, reason, best, etaS: undefined, confirming: undefined }, points, ...(rows.length ? { rows } : {}) };
