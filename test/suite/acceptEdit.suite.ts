@@ -81,9 +81,13 @@ suite('Accepting a variant', () => {
     await vscode.commands.executeCommand('kernelEvolve.rejectHunk', doc.uri, 0);
     assert.match(doc.getText(), /constexpr int TILE = 8;/);
     assert.match(doc.getText(), /x\[j\] \+= x\[j\];/);
-    editor.selection = new vscode.Selection(doc.positionAt(doc.getText().indexOf('x[j] += x[j]')), doc.positionAt(doc.getText().indexOf('x[j] += x[j]')));
+    // The key acts in the focused editor: focus the file (Accept showed it again), the cursor in the change.
+    const focused = await vscode.window.showTextDocument(doc);
+    focused.selection = new vscode.Selection(doc.positionAt(doc.getText().indexOf('x[j] += x[j]')), doc.positionAt(doc.getText().indexOf('x[j] += x[j]')));
     await vscode.commands.executeCommand('kernelEvolve.acceptHunk');
-    await until('the inline diff to close', async () => !(await lensTitles(doc.uri)).some((t) => /^Accept/.test(t)));
+    await until('the inline diff to close', async () => !(titles = await lensTitles(doc.uri)).some((t) => t === 'Accept (Ctrl+Shift+Y)' || t.endsWith(': Accept All')));
+    // Its TILE change was rejected, so the variant is not all in the file: the lens still offers it.
+    assert.ok(titles.includes('$(rocket) 2.50x (2.30-2.70) faster variant (c0001) — Preview'), titles.join(' | '));
     assert.equal(readFileSync(source, 'utf8'), BASE);
     // Undo the rejection, then the variant: the file reads as the user left it.
     await vscode.commands.executeCommand('undo');
