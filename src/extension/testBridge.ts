@@ -24,6 +24,8 @@ export async function runTestSuiteIfAsked(log: (line: string) => void): Promise<
   } catch (e) {
     results = { passed: 0, failed: 1, failures: [{ title: 'loading the suite', error: (e as Error).stack ?? String(e) }], tests: [] };
   }
-  await fs.writeFile(out, JSON.stringify(results, null, 2));
+  // Written whole under another name and renamed: the driver polls for the file and must never read it half-written.
+  await fs.writeFile(`${out}.part`, JSON.stringify(results, null, 2));
+  await fs.rename(`${out}.part`, out);
   log(`Test suite done: ${results.passed} passed, ${results.failed} failed`);
 }
