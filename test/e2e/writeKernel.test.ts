@@ -9,49 +9,16 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCALED_RELU_KERNEL, scaledReluModule } from '../support/scaledReluOperator';
 import { ScriptedLlmServer } from '../support/scriptedLlmServer';
 import { CodeServer, OUTPUT } from './codeServer';
 import { KernelEditor } from './pageObjects/kernelEditor';
 import { Workbench } from './pageObjects/workbench';
 
 // Sizes at which one fused C++ pass clearly beats numpy's two passes and temporaries, so the kernel is offered.
-const MODULE = `import numpy as np
+const MODULE = scaledReluModule(512, 2048);
 
-
-def scaled_relu(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """ReLU, then a scale per column."""
-    return np.maximum(x, 0) * w
-
-
-def demo():
-    x = np.random.randn(512, 2048).astype(np.float32)
-    w = np.random.rand(2048).astype(np.float32)
-    return scaled_relu(x, w)
-`;
-
-const KERNEL = `import numpy as np
-
-CPP_SOURCE = r"""
-#include <cstdint>
-extern "C" void scaled_relu(float* out, const float* x, const float* w, int64_t rows, int64_t cols) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      const float v = x[i * cols + j];
-      out[i * cols + j] = (v > 0.0f ? v : 0.0f) * w[j];
-    }
-}
-"""
-
-
-class ModelNew:
-    def __init__(self):
-        pass
-
-    def forward(self, x, w):
-        out = np.empty_like(x)
-        cpp.scaled_relu(out, x, w, x.shape[0], x.shape[1])
-        return out
-`;
+const KERNEL = SCALED_RELU_KERNEL;
 
 const ws = mkdtempSync(path.join(tmpdir(), 'ke-e2e-ws-'));
 mkdirSync(path.join(ws, 'ops'));
