@@ -5,7 +5,7 @@
 // their confirmed intervals overlap. The ranking's own figures are biased too (the leader is the top of the
 // contenders' confirmations), so once it is settled the leader is judged FIGURE_CONFIRMATIONS more times, side by
 // side, and those alone make its reported figure (pairedScore.ts, Candidate.figureFrom). Not counted against the
-// budget; at most 3 x top + 2 x FIGURE_CONFIRMATIONS evaluations.
+// budget; at most 3 x top + MAX_FIGURES x FIGURE_CONFIRMATIONS evaluations.
 import type { Verdict } from '../contract/verdict';
 import type { Candidate } from './candidate';
 import { isConfirmed, type CandidateStore } from './candidateStore';
@@ -15,6 +15,8 @@ import { scoreInterval, scoreOf } from './pairedScore';
 export const RANKING_CONFIRMATIONS = 2;
 /** The settled leader's evaluations after the ranking picked it: its reported figure. */
 export const FIGURE_CONFIRMATIONS = 3;
+/** The most leaders whose figure is measured (a second one: the first's figure fell below the runner-up). */
+export const MAX_FIGURES = 2;
 
 export interface ConfirmationContext {
   store: CandidateStore;
@@ -31,22 +33,27 @@ export interface ConfirmationContext {
 export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
   const { store, top } = ctx;
   if (top <= 0 || !store.baseline?.verdict || ctx.quit?.aborted) return;
-  // room for a second leader's figure: one whose figure fell below the runner-up's confirmed score
-  const limit = 3 * top + 2 * FIGURE_CONFIRMATIONS;
-  let judged = 0;
-  while (judged < limit && !ctx.quit?.aborted) {
-    let batch = nextBatch(store, top);
+  // the ranking's evaluations are bounded; a figure is never cut short (the figure the run reports is always the
+  // mean of FIGURE_CONFIRMATIONS evaluations), and there is room for a second leader's figure: one whose figure
+  // fell below the runner-up's confirmed score. Leaders whose figures keep falling below each other are tied; the
+  // best of the figured ones is the run's best (CandidateStore.settleBest).
+  const rankingLimit = 3 * top;
+  let ranked = 0;
+  let figures = 0;
+  while (!ctx.quit?.aborted) {
+    let batch = ranked < rankingLimit ? nextBatch(store, top).slice(0, rankingLimit - ranked) : [];
     let what = `once more to confirm ${batch.length === 1 ? 'its' : 'their'} speedup`;
-    if (!batch.length) {
+    if (batch.length) {
+      ranked += batch.length;
+    } else {
       const leader = rankingLeader(store);
-      if (!leader || leader.figureFrom !== undefined) break;
+      if (!leader || leader.figureFrom !== undefined || figures >= MAX_FIGURES) break;
+      figures += 1;
       leader.figureFrom = leader.confirmations!.length;
       batch = Array.from({ length: FIGURE_CONFIRMATIONS }, () => leader);
       what = `${FIGURE_CONFIRMATIONS} more times for its figure (the ranking's own figures are biased upward)`;
     }
-    batch = batch.slice(0, limit - judged);
     ctx.log('info', `Judging ${[...new Set(batch)].map((c) => `${c.id} (${scoreOf(c).toFixed(2)}x)`).join(', ')} ${what}.`);
-    judged += batch.length;
     const next = new Map<Candidate, number>();
     await Promise.all(batch.map((c) => {
       const n = (next.get(c) ?? c.confirmations?.length ?? 0) + 1;

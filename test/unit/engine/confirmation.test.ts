@@ -10,6 +10,7 @@ import { EvolutionRun } from '../../../src/engine/evolutionRun';
 import type { Operator, ProposalBatch } from '../../../src/engine/operator';
 import { RunStore } from '../../../src/engine/runStore';
 import { scoreOf } from '../../../src/engine/pairedScore';
+import { FIGURE_CONFIRMATIONS, MAX_FIGURES } from '../../../src/engine/leaderConfirmation';
 import type { KernelSpec } from '../../../src/engine/spec';
 import type { EvaluationJob, Evaluator, PoolVerdict } from '../../../src/contract/job';
 
@@ -184,5 +185,22 @@ describe('ranking under noise', () => {
     expect(off.filter((x) => x > 0.9 && x < 1.1).length).toBeGreaterThanOrEqual(37);
     const meanLog = off.reduce((a, x) => a + Math.log(x), 0) / off.length;
     expect(Math.abs(meanLog)).toBeLessThan(0.03);
+  });
+
+  it('reports a figure of three evaluations even when the leaders are tied and each figure falls below the next', async () => {
+    // six candidates of one real speed: every leader's figure is a coin toss against the runner-up's ranking score
+    for (let seed = 1; seed <= 40; seed++) {
+      const run = new EvolutionRun({ runId: 'r', runDir: '/tmp/r', spec, baselineSource: BASE,
+        operators: [new SpeedsOperator([2.75, 2.75, 2.75, 2.75, 2.75, 2.75])], evaluator: new SeededNoise(seed, 0.03), limits: { budget: 6 } });
+      const summary = await run.run();
+      const best = run.candidates.find((c) => c.id === summary.best!.id)!;
+      expect(summary.best!.confirmed).toBe(true);
+      expect(best.figureFrom).toBeDefined();
+      expect(best.confirmations!.length - best.figureFrom!).toBe(FIGURE_CONFIRMATIONS);
+      // at most two leaders get a figure, and the ranking stays within its bound
+      expect(run.candidates.filter((c) => c.figureFrom !== undefined).length).toBeLessThanOrEqual(MAX_FIGURES);
+      const judgedAgain = run.candidates.reduce((a, c) => a + (c.confirmations?.length ?? 0), 0);
+      expect(judgedAgain).toBeLessThanOrEqual(3 * 3 + MAX_FIGURES * FIGURE_CONFIRMATIONS);
+    }
   });
 });
