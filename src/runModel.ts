@@ -1,6 +1,7 @@
 // The side panel's state and the pure operations on it. The extension host keeps the same state (so a
 // re-shown or reloaded panel is replayed from it) and both sides apply the same deltas.
 import type { BestPoint, CandidateRow, RunDelta, RunView } from './protocol';
+import { intervalText } from './contract/verdict';
 
 const LOG_KEEP = 200;
 
@@ -109,7 +110,7 @@ export function chartGeometry(points: readonly BestPoint[], width: number, heigh
 
 export function formatSpeedup(s: number | undefined, interval?: [number, number]): string {
   if (s === undefined || !Number.isFinite(s)) return '—';
-  return interval ? `${s.toFixed(2)}x (${interval[0].toFixed(2)}-${interval[1].toFixed(2)})` : `${s.toFixed(2)}x`;
+  return `${s.toFixed(2)}x${intervalText(s, interval)}`;
 }
 
 /** A candidate's one figure wherever it is shown (table, lens, preview, notification): the run's score for it,

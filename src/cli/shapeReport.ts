@@ -1,6 +1,7 @@
 // The best candidate shape by shape, for the end of `kernelevolve evolve`: its paired speedup on each shape of
 // the spec, and, when it is a per-shape dispatch, the table its launcher chooses from.
 import type { Candidate } from '../engine/candidate';
+import { intervalText } from '../contract/verdict';
 
 const shapeText = (s: Record<string, unknown>) => `{${Object.entries(s).map(([k, v]) => `${k}=${v}`).join(', ')}}`;
 
@@ -9,7 +10,7 @@ export function shapeReport(best: Candidate): string {
   if (!shapes.length) return '';
   const lines = ['per shape:'];
   for (const s of shapes) {
-    const interval = s.interval ? ` (${s.interval[0].toFixed(2)}-${s.interval[1].toFixed(2)})` : '';
+    const interval = intervalText(s.speedup, s.interval);
     lines.push(`  ${shapeText(s.shape).padEnd(40)} ${s.speedup.toFixed(2)}x${interval}`);
   }
   if (best.mode === 'dispatch' && best.knobs) {

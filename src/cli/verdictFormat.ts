@@ -1,14 +1,10 @@
 // A verdict as a person reads it in a terminal.
-import type { Verdict } from '../contract/verdict';
+import { intervalText, type Verdict } from '../contract/verdict';
 import { formatSpeedup, verdictInterval } from '../engine/pairedScore';
 
 function ms(x: number | undefined): string {
   if (x === undefined || !Number.isFinite(x)) return '-';
   return x >= 1 ? `${x.toFixed(3)} ms` : `${(x * 1000).toFixed(2)} us`;
-}
-
-function intervalText(iv: unknown): string {
-  return Array.isArray(iv) && iv.length === 2 && iv.every((x) => typeof x === 'number') ? ` (${iv[0].toFixed(2)}-${iv[1].toFixed(2)})` : '';
 }
 
 export function formatVerdict(v: Verdict): string {
@@ -22,7 +18,7 @@ export function formatVerdict(v: Verdict): string {
     lines.push('  shape                                  baseline      candidate     speedup (interval)');
     for (const s of v.shapes) {
       const shape = Object.entries(s.shape).map(([k, x]) => `${k}=${String(x)}`).join(' ');
-      lines.push(`  ${shape.padEnd(38)} ${ms(s.baseline_ms).padStart(12)}  ${ms(s.candidate_ms).padStart(12)}  ${s.speedup.toFixed(2).padStart(6)}x${intervalText(s.interval)}`);
+      lines.push(`  ${shape.padEnd(38)} ${ms(s.baseline_ms).padStart(12)}  ${ms(s.candidate_ms).padStart(12)}  ${s.speedup.toFixed(2).padStart(6)}x${intervalText(s.speedup, s.interval)}`);
     }
   }
   if (v.compile && Object.keys(v.compile).length) {

@@ -55,3 +55,11 @@ export function isVerdict(value: unknown): value is Verdict {
   return typeof v.status === 'string' && (VERDICT_STATUSES as readonly string[]).includes(v.status)
     && typeof v.reason === 'string';
 }
+
+/** " (1.08-1.12)": a speedup's 95% interval as the CLI and the panel print it, to two decimals; '' when there is
+ *  none or it rounds to the figure itself (a point, not an interval). */
+export function intervalText(figure: number, interval: readonly number[] | undefined): string {
+  if (!Array.isArray(interval) || interval.length !== 2 || !interval.every((x) => typeof x === 'number' && Number.isFinite(x))) return '';
+  const [lo, hi, f] = [interval[0].toFixed(2), interval[1].toFixed(2), figure.toFixed(2)];
+  return lo === f && hi === f ? '' : ` (${lo}-${hi})`;
+}

@@ -8,6 +8,7 @@
 import type { Candidate } from './candidate';
 import type { Verdict } from '../contract/verdict';
 import { fitness } from './fitness';
+import { intervalText } from '../contract/verdict';
 
 export type Interval = [number, number];
 
@@ -98,6 +99,5 @@ export function outranks(a: Pick<Candidate, 'verdict' | 'confirmations' | 'figur
 /** "1.10x (1.08-1.12)": the score and its interval, as the CLI and the panel show them. */
 export function formatSpeedup(score: number, interval: Interval | undefined): string {
   if (!(score > 0)) return '0.00x';
-  if (!interval || (interval[0] === score && interval[1] === score)) return `${score.toFixed(2)}x`;
-  return `${score.toFixed(2)}x (${interval[0].toFixed(2)}-${interval[1].toFixed(2)})`;
+  return `${score.toFixed(2)}x${intervalText(score, interval)}`;
 }

@@ -4,6 +4,7 @@
 import type { CandidateDetails, DiffLine } from '../protocol';
 import { clear, h } from './dom';
 import { formatSpeedup } from '../runModel';
+import { intervalText } from '../contract/verdict';
 
 export interface DetailActions {
   preview(id: string): void;
@@ -70,7 +71,8 @@ export function renderDetails(target: HTMLElement, d: CandidateDetails | { error
       h('strong', {}, d.id), ' ',
       h('vscode-badge', { class: `status-${d.status ?? 'pending'}` }, d.status ?? 'pending'), ' ',
       d.status === 'ok' ? h('span', { class: 'speedup', 'data-testid': 'detail-speedup' }, formatSpeedup(d.speedup)) : '',
-      d.status === 'ok' && d.interval ? h('span', { class: 'interval', 'data-testid': 'detail-interval', title: '95% interval of the paired ratio' }, ` ${d.interval[0].toFixed(2)}-${d.interval[1].toFixed(2)}`) : '',
+      d.status === 'ok' && d.speedup !== undefined && intervalText(d.speedup, d.interval)
+        ? h('span', { class: 'interval', 'data-testid': 'detail-interval', title: '95% interval of the paired ratio' }, intervalText(d.speedup, d.interval)) : '',
       h('div', { class: 'meta' }, `${d.operator}${d.mode && d.mode !== d.operator ? '/' + d.mode : ''}${d.host ? ' on ' + d.host : ''}${d.parents.length ? ' · from ' + d.parents.join(', ') : ''}`),
       buttons),
     section('Verdict', 'verdict', d.reason ? h('p', {}, d.reason) : undefined,

@@ -4,6 +4,8 @@ import type { Operator, ProposalBatch, ProposalContext } from '../../../src/engi
 import { formatSpeedup, outranks, pairedScore, scoreInterval, scoreOf } from '../../../src/engine/pairedScore';
 import type { KernelSpec } from '../../../src/engine/spec';
 import type { Verdict } from '../../../src/contract/verdict';
+import { formatSpeedup as formatRowSpeedup } from '../../../src/runModel';
+import { formatVerdict } from '../../../src/cli/verdictFormat';
 import type { EvaluationJob } from '../../../src/contract/job';
 
 const shapeA = { n: 128 };
@@ -50,6 +52,12 @@ describe('pairedScore', () => {
     expect(outranks(a, { verdict: { status: 'incorrect', reason: '' } })).toBe(true);
     expect(formatSpeedup(1.1, [1.08, 1.12])).toBe('1.10x (1.08-1.12)');
     expect(formatSpeedup(1.1, [1.1, 1.1])).toBe('1.10x');
+    // an interval that rounds to the figure is a point: "2.50x", not "2.50x (2.50-2.50)", in the CLI and the panel
+    expect(formatSpeedup(2.5, [2.4971, 2.5042])).toBe('2.50x');
+    expect(formatRowSpeedup(2.5, [2.4971, 2.5042])).toBe('2.50x');
+    expect(formatRowSpeedup(2.5, [2.49, 2.5042])).toBe('2.50x (2.49-2.50)');
+    expect(formatVerdict({ status: 'ok', reason: 'Correct.', speedup: 2.5, speedup_interval: [2.4971, 2.5042],
+      shapes: [{ shape: { n: 4 }, baseline_ms: 1, candidate_ms: 0.4, speedup: 2.5, interval: [2.4999, 2.5001] }] })).not.toMatch(/2\.50-2\.50/);
   });
 });
 
