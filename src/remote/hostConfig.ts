@@ -116,6 +116,11 @@ export function validateConfig(value: unknown, where = 'config'): KernelEvolveCo
     }
     if (host.type === 'ssh' && (typeof host.host !== 'string' || !host.host)) {
       problems.push(`${at} is an ssh host and needs "host" (a hostname or a ~/.ssh/config alias).`);
+    } else if (host.host !== undefined && (typeof host.host !== 'string' || !host.host)) {
+      problems.push(`${at}.host must be a hostname or a ~/.ssh/config alias; leave it out to use this machine.`);
+    }
+    if (host.sbatchOptions !== undefined && (!Array.isArray(host.sbatchOptions) || !host.sbatchOptions.every((o) => typeof o === 'string'))) {
+      problems.push(`${at}.sbatchOptions must be a list of strings such as ["--qos=high"].`);
     }
     for (const k of ['port', 'slots', 'maxJobs', 'idleTimeoutS']) {
       if (host[k] !== undefined && (!Number.isInteger(host[k]) || (host[k] as number) < 1)) {
