@@ -9,6 +9,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isKernelBenchProblem, problemBackend } from '../engine/kernelBenchProblem';
+import { pairedScore } from '../engine/pairedScore';
+import { RunStore } from '../engine/runStore';
 import { CliError, EXIT } from './cliError';
 import { suiteJson, suiteTable, type SuiteRow } from './suiteReport';
 
@@ -76,21 +78,21 @@ export function judgements(runDir: string): Judged[] {
   return out;
 }
 
-/** The correct candidate (not the problem itself) with the best speedup, each judged more than once counted at its lowest. */
-export function bestCorrect(judged: Judged[]): { id: string; speedup: number } | undefined {
-  const lowest = new Map<string, number>();
-  const failed = new Set<string>();
-  for (const j of judged) {
-    if (j.id === 'c0000') continue;
-    if (j.status !== 'ok' || typeof j.speedup !== 'number') {
-      failed.add(j.id);
-      continue;
-    }
-    lowest.set(j.id, Math.min(lowest.get(j.id) ?? Infinity, j.speedup));
+/** The problem's answer: the run's best when it is a candidate, else (nothing beat the problem itself) its correct
+ *  candidate of the highest score; each at its one figure, the run's score for it (pairedScore.ts: a confirmed
+ *  leader's figure is the mean of its evaluations after it was picked), as `evolve` and the panel report it. One
+ *  that failed any evaluation is not correct. */
+export function bestCorrect(runDir: string): { id: string; speedup: number } | undefined {
+  let loaded: ReturnType<typeof RunStore.load>;
+  try {
+    loaded = RunStore.load(runDir);
+  } catch {
+    return undefined;
   }
-  let best: { id: string; speedup: number } | undefined;
-  for (const [id, speedup] of lowest) if (!failed.has(id) && (!best || speedup > best.speedup)) best = { id, speedup };
-  return best;
+  const correct = loaded.candidates.filter((c) => c.id !== 'c0000' && c.verdict?.status === 'ok' && pairedScore(c) > 0);
+  const named = loaded.record.best?.id;
+  const pick = correct.find((c) => c.id === named) ?? correct.sort((a, b) => pairedScore(b) - pairedScore(a))[0];
+  return pick && { id: pick.id, speedup: pairedScore(pick) };
 }
 
 export async function suiteCommand(argv: string[]): Promise<number> {
@@ -151,7 +153,7 @@ export async function suiteCommand(argv: string[]): Promise<number> {
       problem: name, correct: false, tokens: (result?.usage?.promptTokens ?? 0) + (result?.usage?.completionTokens ?? 0),
       evalSeconds: judged.reduce((s, j) => s + j.totalS, 0), candidates: judged.filter((j) => j.id !== 'c0000').length, runDir,
     };
-    const best = bestCorrect(judged);
+    const best = bestCorrect(runDir);
     if (!result) row.note = `evolve exited ${evolved.code} without a result (see its messages above)`;
     else if (result.baseline && result.baseline.status !== 'ok') row.note = `the problem itself failed: ${result.baseline.reason ?? result.baseline.status}`;
     if (best) {
