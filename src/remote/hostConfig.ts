@@ -58,6 +58,8 @@ export interface SlurmHostConfig {
   python?: string;
   workdir?: string;
   hardware?: string;
+  /** The compute nodes' toolchain for custom-backend specs (paths on the nodes). */
+  toolchain?: Toolchain;
 }
 
 export type HostConfig = LocalHostConfig | SshHostConfig | SlurmHostConfig;

@@ -209,6 +209,7 @@ export class SlurmHost implements Host {
       await p.queue.submit(name, {
         id: job.id, spec: paths.spec, baseline: paths.baseline, candidate_name: job.candidateFileName,
         candidate_source: job.candidateSource, profile: job.profile, timeout_s: job.timeoutS, ready_at: readyAt / 1000,
+        ...(this.config.toolchain ? { toolchain: this.config.toolchain } : {}),
       });
     } catch (e) {
       this.outstanding.delete(name);

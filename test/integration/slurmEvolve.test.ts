@@ -1,5 +1,6 @@
 // `kernelevolve evolve` on a slurm host of a real one-node Slurm cluster on 127.0.0.1: the same verdicts
-// as on the local host, Slurm jobs and nodes in the progress and the run store, and Ctrl-C leaving no job.
+// as on the local host, Slurm jobs and nodes in the progress and the run store, Ctrl-C leaving no job, and the
+// host config's toolchain reaching the compute nodes.
 import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -94,6 +95,25 @@ describe('evolve on a slurm host', () => {
     const code = await exited;
     expect(code).not.toBeNull();
     expect(stderr).toMatch(/scancelled Slurm job\(s\) \d+/);
+    expect(cluster.squeue()).toEqual([]);
+  });
+  it('gives the compute nodes the toolchain a custom spec leaves to the host config', async () => {
+    // the simacc example without its TOOLCHAIN: only the Slurm host's "toolchain" can build and run it
+    const example = path.join(ROOT, 'examples', 'custom', 'simacc_matmul');
+    const simacc = path.join(ROOT, 'harness', 'tests', 'simacc');
+    const text = fs.readFileSync(path.join(example, 'spec.py'), 'utf8');
+    const start = text.indexOf('TOOLCHAIN = {');
+    const bare = path.join(dir, 'bare-custom-spec.py');
+    fs.writeFileSync(bare, (text.slice(0, start) + text.slice(text.indexOf('}\n', start) + 2))
+      .replace('SOURCE = "matmul.cpp"', `SOURCE = ${JSON.stringify(path.join(example, 'matmul.cpp'))}`));
+    const config = path.join(dir, 'custom-config.json');
+    fs.writeFileSync(config, JSON.stringify({ hosts: [{ ...JSON.parse(fs.readFileSync(cfg, 'utf8')).hosts[1],
+      toolchain: { compile: [path.join(simacc, 'simacc-cc'), '{source}', '-o', '{output}'], run: [path.join(simacc, 'simacc-run'), '--'] } }] }));
+    const r = await run('node', [CLI, 'evaluate', '--spec', bare, '--candidate', path.join(example, 'candidates', 'scratchpad_tiles.cpp'),
+      '--host', 'cluster', '--config', config, '--json'], { env: { ...process.env, SLURM_CONF: cluster.conf }, maxBuffer: 1 << 24 })
+      .catch((e: { stdout: string; stderr: string }) => e);
+    expect(JSON.parse(r.stdout.trim().split('\n').pop()!), r.stderr).toMatchObject({ status: 'ok', compile: { compiler: 'simacc-cc' } });
+    expect(r.stderr).toMatch(/started on Slurm job \d+ \(node /);
     expect(cluster.squeue()).toEqual([]);
   });
 });
