@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+// @ts-expect-error plain .mjs helper shared with the command line
+import { aptGetInstall } from '../../scripts/test-prerequisites.mjs';
 import { freePort } from './sshd';
 
 export interface SlurmCluster {
@@ -26,9 +28,12 @@ const BINARIES = ['/usr/sbin/munged', '/usr/sbin/slurmctld', '/usr/sbin/slurmd',
 
 function ensureInstalled(): void {
   if (BINARIES.every((b) => fs.existsSync(b))) return;
+  const install = aptGetInstall(['slurm-wlm', 'munge']) as string;
+  // only root can install; an ordinary user is told the sudo line instead of apt-get's refusal
+  if (process.getuid?.() !== 0) throw new Error(`Slurm is not installed: run \`${install}\`, then rerun the tests.`);
   const r = spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'slurm-wlm', 'munge'], { encoding: 'utf8', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
   if (r.status !== 0 || !BINARIES.every((b) => fs.existsSync(b))) {
-    throw new Error(`Slurm is not installed and apt-get could not install it: run \`apt-get install -y slurm-wlm munge\` as root.\n${r.stderr}`);
+    throw new Error(`Slurm is not installed and apt-get could not install it: run \`${install}\`.\n${r.stderr}`);
   }
 }
 
@@ -81,6 +86,7 @@ export async function startSlurm(opts: SlurmOptions = {}): Promise<SlurmCluster>
 
   for (const d of ['state', 'spool', 'log']) fs.mkdirSync(path.join(dir, d));
   const node = os.hostname();
+  const user = os.userInfo().username;
   const [ctldPort, slurmdPort] = [await freePort(), await freePort()];
   const cpus = os.cpus().length;
   const memMb = Math.max(1000, Math.floor(os.totalmem() / 1024 / 1024 / 2));
@@ -94,8 +100,10 @@ export async function startSlurm(opts: SlurmOptions = {}): Promise<SlurmCluster>
     'AuthType=auth/munge',
     'CredType=cred/munge',
     `AuthInfo=socket=${socket}`,
-    'SlurmUser=root',
-    'SlurmdUser=root',
+    // The daemons run as whoever runs the tests: root on CI, an ordinary user on a developer's machine (slurmctld
+    // needs no privilege, and slurmd can launch the jobs of its own user with proctrack/linuxproc).
+    `SlurmUser=${user}`,
+    `SlurmdUser=${user}`,
     `StateSaveLocation=${dir}/state`,
     `SlurmdSpoolDir=${dir}/spool`,
     `SlurmctldPidFile=${dir}/slurmctld.pid`,
