@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { aptGetInstall } from './test-prerequisites.mjs';
 
 export const CODE_SERVER_VERSION = '4.139.1';
 
@@ -43,7 +44,7 @@ export function ensureCodeServer() {
   const p = codeServerPaths();
   if (existsSync(p.marker) && existsSync(p.codeServer) && existsSync(p.node)) return p;
   if (!existsSync('/usr/include/gssapi/gssapi.h')) {
-    throw new Error('code-server needs the Kerberos headers to build: run `apt-get install -y libkrb5-dev` (as .ci/run does), then rerun.');
+    throw new Error(`code-server needs the Kerberos headers to build: run \`${aptGetInstall(['libkrb5-dev'])}\` (as .ci/run does), then rerun.`);
   }
   mkdirSync(p.cache, { recursive: true });
   if (!existsSync(join(p.cache, 'package.json'))) writeFileSync(join(p.cache, 'package.json'), '{"private":true}\n');

@@ -55,14 +55,18 @@ export function missingPrerequisites(suites = ALL) {
   return PREREQUISITES.filter((p) => p.suites.some((s) => suites.includes(s)) && !p.present());
 }
 
+/** The one command that installs the packages: through sudo for an ordinary user (a fresh Debian container runs as root and has no sudo). */
+export function aptGetInstall(packages) {
+  return `${process.getuid?.() === 0 ? '' : 'sudo '}apt-get install -y ${packages.join(' ')}`;
+}
+
 /** What to tell the user: each missing part, and one command that installs them all. */
 export function missingReport(missing) {
   const packages = [...new Set(missing.flatMap((p) => p.packages))];
   return [
     'npm test needs parts of the system this machine lacks:',
     ...missing.map((p) => `  - ${p.what} (${p.suites.join(', ')}): Debian package${p.packages.length > 1 ? 's' : ''} ${p.packages.join(' ')}`),
-    // a fresh Debian container runs as root and has no sudo
-    `Install them with:  ${process.getuid?.() === 0 ? '' : 'sudo '}apt-get install -y ${packages.join(' ')}`,
+    `Install them with:  ${aptGetInstall(packages)}`,
     'or run .ci/run, which installs them and runs the tests; `npm test -- unit webview` runs only the suites this machine can.',
   ].join('\n');
 }

@@ -6,6 +6,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+// @ts-expect-error plain .mjs helper shared with the command line
+import { aptGetInstall } from '../../scripts/test-prerequisites.mjs';
 
 export type KeyType = 'ed25519' | 'rsa' | 'ecdsa';
 
@@ -66,7 +68,7 @@ export function pythonWithNumpy(): string {
     const r = spawnSync(py, ['-c', 'import sys, numpy; print(sys.executable)'], { encoding: 'utf8' });
     if (r.status === 0 && r.stdout.trim()) return r.stdout.trim();
   }
-  throw new Error('No python3 with numpy found: install python3-numpy (apt-get install -y python3-numpy).');
+  throw new Error(`No python3 with numpy found: install python3-numpy (${aptGetInstall(['python3-numpy'])}).`);
 }
 
 function keygenType(t: KeyType): string[] {
@@ -137,7 +139,7 @@ function canConnect(port: number): Promise<boolean> {
 
 export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
   if (!fs.existsSync('/usr/sbin/sshd')) {
-    throw new Error('/usr/sbin/sshd is missing: install openssh-server (apt-get install -y openssh-server).');
+    throw new Error(`/usr/sbin/sshd is missing: install openssh-server (${aptGetInstall(['openssh-server'])}).`);
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-sshd-'));
   fs.chmodSync(dir, 0o700);
