@@ -11,6 +11,7 @@ import { findOperators } from '../../src/engine/operatorSource';
 import { draftProblem, inputsFromCallSites, problemOrigin } from '../../src/engine/problemDraft';
 import { planOperatorAccept } from '../../src/extension/operatorAccept';
 import { bundleCli, runCli } from '../support/sshCli';
+import { SCALED_RELU_KERNEL } from '../support/scaledReluOperator';
 import { ScriptedLlmServer } from '../support/scriptedLlmServer';
 
 const MODULE = `import numpy as np
@@ -28,35 +29,11 @@ def main():
     print(scaled_relu(x, w).sum())
 `;
 
-const KERNEL = `import numpy as np
-
-CPP_SOURCE = r"""
-#include <cstdint>
-extern "C" void scaled_relu(float* out, const float* x, const float* w, int64_t rows, int64_t cols) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      const float v = x[i * cols + j];
-      out[i * cols + j] = (v > 0.0f ? v : 0.0f) * w[j];
-    }
-}
-"""
-
-
-class ModelNew:
-    def __init__(self):
-        pass
-
-    def forward(self, x, w):
-        out = np.empty_like(x)
-        cpp.scaled_relu(out, x, w, x.shape[0], x.shape[1])
-        return out
-`;
-
 let cli: string;
 let server: ScriptedLlmServer;
 beforeAll(async () => {
   cli = await bundleCli();
-  server = new ScriptedLlmServer([{ kind: 'answer', content: `Rationale: one fused loop.\n\n\`\`\`python\n${KERNEL}\`\`\`\n` }],
+  server = new ScriptedLlmServer([{ kind: 'answer', content: `Rationale: one fused loop.\n\n\`\`\`python\n${SCALED_RELU_KERNEL}\`\`\`\n` }],
     { fallback: { kind: 'answer', content: 'Nothing better.' } });
   await server.start();
 });

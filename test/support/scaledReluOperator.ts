@@ -1,5 +1,5 @@
-// The numpy operator both "Write a kernel" scenarios start from (the code-server test and the in-editor suite),
-// and the C++ ModelNew the scripted LLM answers for it.
+// The numpy operator the "Write a kernel" scenarios start from (the code-server test and the in-editor suite),
+// and the C++ ModelNew the scripted LLM answers for it (those two and the CLI test operatorToKernel.test.ts).
 
 /** The module with the operator and a call site that fixes its inputs' shapes (rows x cols, w of cols). */
 export function scaledReluModule(rows: number, cols: number): string {
