@@ -21,15 +21,18 @@ SPREAD = 2.0  # the wide values' standard deviation, in units of the problem's l
 EXTREME = 8.0  # the few extreme values, in the same units
 EXTREMES = 8  # how many
 CHUNK = 1 << 22  # elements per pass of the statistics (no temporary of a multi-GB input's size)
+DEVICE_CHUNK = 1 << 26  # on a GPU (each chunk's three reductions wait for the device once each)
 
 
 def _stats(x: Any) -> Tuple[float, float, bool]:
     """(smallest, largest, every value a whole number) of a float array, in chunks."""
     flat = x.reshape(-1)
+    step = DEVICE_CHUNK if A.is_torch(x) and x.device.type != "cpu" else CHUNK
     lo, hi, whole = float("inf"), float("-inf"), True
-    for start in range(0, flat.shape[0], CHUNK):
-        part = flat[start:start + CHUNK]
+    for start in range(0, flat.shape[0], step):
+        part = flat[start:start + step]
         if A.is_torch(part):
+            part = part.float()  # (half-precision rounding is missing on some CPUs' torch)
             lo, hi = min(lo, float(part.min())), max(hi, float(part.max()))
             whole = whole and bool((part == part.round()).all())
         else:

@@ -4,6 +4,7 @@ C++ ModelNews, judged by the real harness."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from conftest import SPECS, Harness
 
@@ -140,3 +141,19 @@ def test_wide_inputs_are_the_same_in_both_workers_and_keep_shapes_dtypes_outputs
     assert wide[4].flags.f_contiguous
     assert (wide[0] < 0).mean() > 0.4 and np.abs(wide[0]).max() >= 8.0
     assert widen([y], [], 7) == ([y], "", "")
+
+
+def test_wide_tensors_are_made_on_the_tensors_device_the_same_each_time() -> None:
+    torch = pytest.importorskip("torch")
+    from kernelevolve_harness.wide_inputs import narrowness, widen
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    x = torch.rand(33, 65, device=device)
+    h = torch.rand(4, 5, device=device).half()
+    mask = (torch.rand(10, device=device) > 0.5).float()
+    assert narrowness(torch.randn(64, 64, device=device)) is None and narrowness(mask) is None
+    wide, narrow, _ = widen([x, h, mask], [], 11)
+    again, _, _ = widen([x.clone(), h.clone(), mask], [], 11)
+    assert narrow == "argument 0 all in [0, 1), argument 1 all in [0, 1)", narrow
+    assert wide[2] is mask and wide[1].dtype == torch.float16 and wide[0].device == x.device
+    assert torch.equal(wide[0], again[0]) and torch.equal(wide[1], again[1])
+    assert 0.4 < float((wide[0] < 0).float().mean()) < 0.6 and float(wide[0].abs().max()) == 8.0
