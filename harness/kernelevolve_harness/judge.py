@@ -507,6 +507,8 @@ class Judge:
                 check_wide_call(self, header, blobs, wide)
                 widened.append(i)
                 continue
+            if rep not in (0, 1, 2):
+                raise Verdict("runtime_error", f"The worker sent a correctness call numbered {rep!r}.")
             what = ("", "second run", "the same buffers called again with new inputs")[rep]
             outs = self._check_call(header, blobs, i, seed, 1.0, what, known_good=first.get((i, seed)) if rep else None)
             if rep == 0:
