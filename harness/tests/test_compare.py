@@ -198,7 +198,7 @@ def test_a_spec_may_give_a_tolerance_per_dtype() -> None:
 
 
 def test_what_passes_also_passes_torch_allclose_in_either_order() -> None:
-    # KernelBench's rule is torch.allclose(ref, new, atol, rtol): rtol x |new|. Ours scales min(|c|, |r|).
+    # KernelBench's rule is torch.allclose(ref, new, atol, rtol): rtol x |new|. Ours takes the error (1 + rtol) times.
     from kernelevolve_harness.compare import KERNELBENCH_TOLERANCE
     rng = np.random.default_rng(6)
     ref = (rng.standard_normal(20000) * 100).astype(np.float32)
@@ -216,3 +216,18 @@ def test_the_robustness_pass_skips_elements_outside_the_ops_domain_and_allows_ca
     assert Expected(ref, "float32", {}).check(0, cand, "float32") is not None
     assert Expected(ref, "float32", {}, wide=True).check(0, cand, "float32") is None  # 0.02 < 1e-4 x RMS ~ 0.05
     assert Expected(ref, "float32", {}, wide=True).check(0, cand * 2, "float32") is not None
+
+
+def test_half_precision_and_complex_outputs_are_checked_by_the_same_routine() -> None:
+    rng = np.random.default_rng(8)
+    half = rng.standard_normal(70000).astype(np.float16)  # several chunks, checked in float32
+    assert compare(0, half.copy(), "float16", half, "float16", {}) is None
+    bad = half.copy()
+    bad[65000] += np.float16(0.5)
+    msg = compare(0, bad, "float16", half, "float16", {})
+    assert msg is not None and "[65000]" in msg and "1 of 70000" in msg, msg
+    z = (rng.standard_normal(5000) + 1j * rng.standard_normal(5000)).astype(np.complex64)
+    assert compare(0, z * np.complex64(1 + 1e-6), "complex64", z, "complex64", {}) is None
+    off = z.copy()
+    off[7] += np.complex64(1j)
+    assert "[7]" in compare(0, off, "complex64", z, "complex64", {})
