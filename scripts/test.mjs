@@ -20,10 +20,14 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const problems = [];
+const times = [];
+const started = Date.now();
 
 function run(name, cmd, args, env = {}) {
   console.log(`\n=== ${name}: ${cmd} ${args.join(' ')}`);
+  const t0 = Date.now();
   const r = spawnSync(cmd, args, { stdio: 'inherit', env: { ...process.env, ...env } });
+  times.push([name, (Date.now() - t0) / 1000]);
   if (r.status !== 0) problems.push(`${name} exited ${r.status ?? r.signal}`);
   return r.status === 0;
 }
@@ -60,6 +64,10 @@ for (const suite of ['unit', 'webview', 'integration', 'e2e']) {
   }
 }
 
+// where the time goes, project by project (CI has a limit on the whole run)
+console.log('\ntime by project:');
+for (const [name, s] of times) console.log(`  ${name.padEnd(12)} ${s.toFixed(0).padStart(5)} s`);
+console.log(`  ${'total'.padEnd(12)} ${((Date.now() - started) / 1000).toFixed(0).padStart(5)} s`);
 if (problems.length) console.log(`\nproblems: ${problems.join('; ')}`);
 console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(problems.length || failed ? 1 : 0);
