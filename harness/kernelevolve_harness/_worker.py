@@ -66,6 +66,11 @@ class Worker:
                             A.scale(leaf, factor)
         return args
 
+    def wide_inputs(self, shape_index: int, seed: int) -> Tuple[List[Any], str, str]:
+        """The robustness pass's inputs for (shape, seed), what was narrow and what replaced it (wide_inputs.py)."""
+        from .wide_inputs import widen
+        return widen(self.make_inputs(shape_index, seed, 1.0), self.outputs, seed)
+
     def result_outputs(self, result: Any, args: List[Any]) -> List[Any]:
         outs = [x for o in A.as_output_list(result) for x in (A.leaves(o) if isinstance(o, (list, tuple)) else [o])]
         if not outs:
@@ -198,7 +203,14 @@ class ReferenceWorker(Worker):
 
     def serve(self, req: Dict[str, Any]) -> None:
         i, seed, factor = req["shape"], req["seed"], req["factor"]
-        args = self.make_inputs(i, seed, factor)
+        narrow = wide = ""
+        if req.get("wide"):  # the robustness pass: none when no input of this draw is narrow
+            args, narrow, wide = self.wide_inputs(i, seed)
+            if not narrow:
+                self.send("ref", [], key=req["key"], digests=[], dtypes=[], narrow="", wide="")
+                return
+        else:
+            args = self.make_inputs(i, seed, factor)
         digests = self.arg_digests(args)
         if self.spec_has_reference():
             result = self.spec.reference(*[A.rebuild(a, A.clone) for a in args])
@@ -211,7 +223,8 @@ class ReferenceWorker(Worker):
             self.backend.synchronize()
             outs = self.result_outputs(result, args)
         blobs, dtypes = self.pack_outputs(outs)
-        self.send("ref", blobs, key=req["key"], digests=digests, dtypes=dtypes, cpu_s=round(time.process_time(), 3))
+        self.send("ref", blobs, key=req["key"], digests=digests, dtypes=dtypes, narrow=narrow, wide=wide,
+                  cpu_s=round(time.process_time(), 3))
 
     def spec_has_reference(self) -> bool:
         return callable(getattr(self.spec, "reference", None))
@@ -425,8 +438,9 @@ class CandidateWorker(Worker):
                 A.poison(leaf)
 
     def correctness(self) -> None:
+        seeds = self.cfg["seeds"]
         for i in range(len(self.shapes)):
-            for seed in self.cfg["seeds"]:
+            for n, seed in enumerate(seeds):
                 for rep in (0, 1):  # the second run checks determinism
                     args = self.make_inputs(i, seed, 1.0)
                     gargs, guards = self.guarded_args(args)
@@ -445,6 +459,38 @@ class CandidateWorker(Worker):
                     self.send("call", blobs, phase="correct", shape=i, seed=seed, factor=1.0, rep=rep,
                               guard=self.guard_damage(guards), leftovers=self.leftovers(),
                               digests=self.arg_digests(gargs), dtypes=dtypes)
+                self.same_buffers_call(i, seeds[(n + 1) % len(seeds)], gargs, guards)
+        if self.cfg.get("inputs", "wide") == "wide":
+            for i in range(len(self.shapes)):
+                self.wide_call(i, seeds[0])
+
+    def wide_call(self, i: int, seed: int) -> None:
+        """The robustness pass on shape i, where the problem's draw is narrow (phase "wide")."""
+        args, narrow, _ = self.wide_inputs(i, seed)
+        if not narrow:
+            return
+        gargs, guards = self.guarded_args(args)
+        self.poison_outputs(gargs)
+        self.send("calling", shape=i, seed=seed, rep=0)
+        result = self.spec.launch(self.kc, *gargs)
+        self.backend.synchronize()
+        blobs, dtypes = self.pack_outputs(self.result_outputs(result, gargs))
+        self.send("call", blobs, phase="wide", shape=i, seed=seed, factor=1.0, rep=0, guard=self.guard_damage(guards),
+                  leftovers=self.leftovers(), digests=self.arg_digests(gargs), dtypes=dtypes)
+
+    def same_buffers_call(self, i: int, seed: int, gargs: List[Any], guards: List[Tuple[int, A.Guard]]) -> None:
+        """The buffers of the last call (same addresses) refilled with another seed's inputs, outputs poisoned
+        again, and called once more (rep 2): a result kept by buffer address shows here. The timed calls rotate
+        their buffers, so this is where a program that refills the same buffers every step is stood in for."""
+        for j, a in enumerate(self.make_inputs(i, seed, 1.0)):
+            gargs[j] = A.fill(gargs[j], a, (lambda dst, _a: A.poison(dst)) if j in self.outputs else A.copy_into)
+        self.send("calling", shape=i, seed=seed, rep=2)
+        result = self.spec.launch(self.kc, *gargs)
+        self.backend.synchronize()
+        blobs, dtypes = self.pack_outputs(self.result_outputs(result, gargs))
+        self.send("call", blobs, phase="correct", shape=i, seed=seed, factor=1.0, rep=2,
+                  guard=self.guard_damage(guards), leftovers=self.leftovers(), digests=self.arg_digests(gargs),
+                  dtypes=dtypes)
 
     def watched_call(self, i: int, args: List[Any], gargs: List[Any]) -> Any:
         """The candidate's call with its GPU torch operators recorded; those the baseline's launch does not

@@ -48,6 +48,7 @@ class Options:
     warm: bool = True  # fork workers from this host's warm-worker server (warm.py) when it can be had
     shared_reference: bool = True  # one reference process for every evaluation of a spec (_worker.SharedReference)
     owner: Optional[int] = None  # the process whose exit ends that server (default: this one)
+    inputs: str = "wide"  # "problem": no robustness pass (wide_inputs.py), as KernelBench judges
 
 
 class WarmServerLost(Exception):
@@ -287,7 +288,8 @@ class Judge:
         threads_allowed = bool(re.search(r"#\s*pragma\s+omp\b", strip_comments(base_text)))
         self.threads_allowed = threads_allowed
         self.worker.send({"type": "candidate", "candidate_artifact": cand_build.artifact, "seeds": self.seeds,
-                          "outputs": self.outputs, "inplace": self.inplace, "threads_allowed": threads_allowed})
+                          "outputs": self.outputs, "inplace": self.inplace, "threads_allowed": threads_allowed,
+                          "inputs": self.opts.inputs})
         t = time.monotonic()
         self._expect("loaded", "load")
         self._correctness()
@@ -355,22 +357,22 @@ class Judge:
                              f"new cache entries for the baseline\n")
         return header["info"]
 
-    def prefetch(self, wanted: List[Tuple[int, int, float]]) -> None:
+    def prefetch(self, wanted: List[Tuple[int, int, float]], wide: bool = False) -> None:
         """Asks the reference process for expected outputs ahead of need; it answers in order, computing the
-        next while the judge compares the last."""
+        next while the judge compares the last. wide: on the robustness pass's inputs (wide_inputs.py)."""
         assert self.ref is not None
         for shape, seed, factor in wanted:
-            key = f"{shape}:{seed}:{factor!r}"
+            key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
             if key not in self.ref_cache and key not in self.ref_pending:
-                self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key})
+                self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key, "wide": wide})
                 self.ref_pending.append(key)
 
-    def reference(self, shape: int, seed: int, factor: float) -> Tuple[Dict[str, Any], List[Any]]:
+    def reference(self, shape: int, seed: int, factor: float, wide: bool = False) -> Tuple[Dict[str, Any], List[Any]]:
         """The expected outputs for (shape, seed, input scale), from the clean reference process; cached."""
-        key = f"{shape}:{seed}:{factor!r}"
+        key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
         if key not in self.ref_cache:
             assert self.ref is not None
-            self.prefetch([(shape, seed, factor)])
+            self.prefetch([(shape, seed, factor)], wide)
             from .arrays import from_npy
             from .compare import Expected
             tol = self.info.get("tolerance") or {}
@@ -386,7 +388,7 @@ class Judge:
                 got = self.ref_pending.pop(0)
                 if header.get("key") != got:
                     raise SpecError(f"The reference process answered {header.get('key')!r} for {got!r}.")
-                self.ref_cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol)
+                self.ref_cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol, got.endswith(":wide"))
                                                 for k, b in enumerate(blobs)])
         return self.ref_cache[key]
 
@@ -437,7 +439,8 @@ class Judge:
 
     # --- correctness ---------------------------------------------------------------------------------
     def _check_call(self, header: Dict[str, Any], blobs: List[bytes], shape: int, seed: int, factor: float,
-                    what: str, known_good: Optional[Tuple[List[Any], List[str]]] = None) -> List[Any]:
+                    what: str, known_good: Optional[Tuple[List[Any], List[str]]] = None,
+                    wide: bool = False) -> List[Any]:
         """Checks one call's evidence. Outputs bitwise equal to ones already found correct for the same inputs
         (known_good) are not compared again."""
         where = f"shape {_shape_text(self.shapes[shape])}, seed {seed}" + (f", {what}" if what else "")
@@ -445,7 +448,7 @@ class Judge:
             raise Verdict("runtime_error", f"On {where}, {header['leftovers']}; kernels must finish their work before returning.")
         if header.get("guard"):
             raise Verdict("incorrect", f"On {where}, the candidate {header['guard']} (an out-of-bounds write, caught by the guard bands).")
-        ref_header, ref_outs = self.reference(shape, seed, factor)
+        ref_header, ref_outs = self.reference(shape, seed, factor, wide)
         digests, ref_digests = header.get("digests") or [], ref_header["digests"]
         for j, (d, rd) in enumerate(zip(digests, ref_digests)):
             if rd is not None and j not in self.outputs and j not in self.inplace and d != rd:
@@ -469,7 +472,11 @@ class Judge:
     def _correctness(self) -> None:
         assert self.worker is not None
         self.prefetch([(i, seed, 1.0) for i in range(len(self.shapes)) for seed in self.seeds])
+        wide = self.opts.inputs == "wide"
+        if wide:
+            self.prefetch([(i, self.seeds[0], 1.0) for i in range(len(self.shapes))], wide=True)
         first: Dict[Tuple[int, int], Tuple[List[Any], List[str]]] = {}
+        widened: List[int] = []  # the shapes judged on wide inputs
         while True:
             header, blobs = self._expect_any("correctness")
             if header["type"] == "calling":
@@ -488,15 +495,25 @@ class Judge:
             if header["type"] == "correct_done":
                 self.compile_stats.update(header.get("compile") or {})
                 self.current = None
+                if wide:
+                    from .robustness import require_every_pass
+                    require_every_pass(self, widened)
                 return
             if header["type"] != "call":
                 raise Verdict("runtime_error", f"The worker sent {header['type']!r} during correctness checks.")
             i, seed, rep = header["shape"], header["seed"], header["rep"]
-            outs = self._check_call(header, blobs, i, seed, 1.0, "" if rep == 0 else "second run",
-                                    known_good=first.get((i, seed)) if rep else None)
+            if header.get("phase") == "wide":
+                from .robustness import check_wide_call
+                check_wide_call(self, header, blobs, wide)
+                widened.append(i)
+                continue
+            if rep not in (0, 1, 2):
+                raise Verdict("runtime_error", f"The worker sent a correctness call numbered {rep!r}.")
+            what = ("", "second run", "the same buffers called again with new inputs")[rep]
+            outs = self._check_call(header, blobs, i, seed, 1.0, what, known_good=first.get((i, seed)) if rep else None)
             if rep == 0:
                 first[(i, seed)] = (outs, header.get("dtypes") or [])
-            elif not self.backend.gpu and not self.threads_allowed:  # threaded reductions may reorder sums
+            elif rep == 1 and not self.backend.gpu and not self.threads_allowed:  # threaded reductions reorder sums
                 from .compare import same_bytes
                 for k, (a, b) in enumerate(zip(first[(i, seed)][0], outs)):
                     if not same_bytes(a, b):
