@@ -506,6 +506,8 @@ class Judge:
     def _expect_any(self, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
         assert self.worker is not None
         header, blobs = self._recv(self.worker, stage)
+        if header["type"] == "refused":  # memory_plan.py: the problem does not fit the device, whatever the kernel
+            raise SpecError(str(header.get("message", ""))[:2000])
         if header["type"] == "error":
             raise Verdict("runtime_error", f"The candidate raised an error in the {header.get('stage')} stage"
                                            f"{self._where()}: {header.get('message', '')[:300]}",
@@ -638,6 +640,8 @@ class Judge:
                          "batch": header["batch"]["candidate"], "method": header.get("timer", "")})
             if len(passes) > 1:
                 rows[-1]["passes"] = len(passes)
+            if isinstance(header.get("memory"), dict):  # the memory plan of its first pass (memory_plan.py)
+                rows[-1]["memory"] = header["memory"]
         shape_iv, overall_iv = intervals([[_pass(h) for h in passes] for passes in received], estimate)
         for row, (lo, hi) in zip(rows, shape_iv):
             row["interval"] = [lo, hi]
