@@ -390,6 +390,11 @@ class Judge:
                                                 for k, b in enumerate(blobs)])
         return self.ref_cache[key]
 
+    def _forget(self, shape: int, seed: int, factor: float) -> None:
+        """Lets go of expected outputs once checked (asked for again, they are computed again): with outputs of
+        several GB, every one kept would hold the judge's memory (memory_plan.py)."""
+        self.ref_cache.pop(f"{shape}:{seed}:{factor!r}", None)
+
     # --- messages ---------------------------------------------------------------------------------------
     def _recv(self, proc: Process, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
         try:
@@ -502,6 +507,9 @@ class Judge:
                     if not same_bytes(a, b):
                         raise Verdict("incorrect", f"The candidate is not deterministic: two runs on the same inputs "
                                                    f"(shape {_shape_text(self.shapes[i])}, seed {seed}) gave different output {k}.")
+            if rep:  # both runs checked: neither their outputs nor the expected ones are needed again
+                first.pop((i, seed), None)
+                self._forget(i, seed, 1.0)
 
     def _expect_any(self, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
         assert self.worker is not None
@@ -630,6 +638,8 @@ class Judge:
                         else f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
                 self._check_call({"digests": v["digests"], "dtypes": v["dtypes"]}, part, i, v["seed"], v["factor"],
                                  what)
+                self._forget(i, v["seed"], v["factor"])
+            blobs, part = [], []  # the received outputs go before the next shape's arrive
             header = passes[0]
             b, c = shape_estimate([_pass(h) for h in passes], estimate)
             spreads.append(_iqr(header["samples"]["candidate"]) / c if c > 0 else 0.0)
