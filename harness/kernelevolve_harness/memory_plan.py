@@ -17,6 +17,7 @@ O the outputs one call returns in new memory (0 when it writes into its argument
                                    calls) and the last call of the candidate, kept for checking
     minimum = the larger of the two; then, while they fit, in this order:
     each further buffer set: S;  each further pool entry: I;  each further round queued before reading: 2 O
+    (rounds: at most 2 GiB of outputs queued; queuing exists for calls of microseconds)
 
 `KERNELEVOLVE_DEVICE_MEMORY_BYTES` states the memory instead of measuring it (tests; a device shared with other
 work). Measured: on a GPU, the device's free memory plus what this process's allocator holds unused
@@ -34,6 +35,7 @@ HEADROOM = 0.9  # of the free memory: the allocator's rounding and fragmentation
 GPU_RESERVE = 1 << 30  # the CUDA context, library workspaces, the 256 MiB L2 flush buffer
 LARGE_SET = 256 << 20  # from this size of a set, memory a process no longer uses goes back to the device at once
 GROUP_ROUNDS = 8  # GPU rounds queued before the worker waits for them (each holds two calls' outputs)
+ROUNDS_BYTES = 2 << 30  # the most output memory of rounds queued: a call that writes more runs long enough alone
 GB = 1e9
 
 
@@ -174,6 +176,7 @@ def plan(input_bytes: int, set_bytes: int, output_bytes: int, wanted_sets: int, 
     spare -= (sets - 1) * set_bytes
     pool = 1 + _how_many(spare, input_bytes, max(0, wanted_pool - 1))
     spare -= (pool - 1) * input_bytes
+    wanted_rounds = min(wanted_rounds, max(1, ROUNDS_BYTES // max(1, 2 * output_bytes)))
     rounds = 1 + _how_many(spare, 2 * output_bytes, max(0, wanted_rounds - 1))
     return MemoryPlan(input_bytes=input_bytes, set_bytes=set_bytes, output_bytes=output_bytes, free_bytes=free,
                       source=source, sets=sets, pool=pool, group_rounds=rounds, gpu=gpu)

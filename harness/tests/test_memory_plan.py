@@ -58,7 +58,7 @@ def test_published_level1_sizes_fit_an_h200(name: str, elements: int) -> None:
     size = 4 * elements
     plan = M.plan(size, 2 * size, size, wanted_sets=1, wanted_pool=3, gpu=True, free=H200)
     assert plan.planned_bytes <= plan.usable_bytes, (name, plan)
-    assert plan.sets == 1 and plan.pool >= 1 and 1 <= plan.group_rounds <= GROUP_ROUNDS, (name, plan)
+    assert (plan.sets, plan.pool, plan.group_rounds) == (1, 3, 1), (name, plan)  # 2 GiB of outputs queued at most
     assert 4 * size + 32 * size > plan.usable_bytes, name
 
 
