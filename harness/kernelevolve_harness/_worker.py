@@ -136,7 +136,8 @@ class ReferenceWorker(Worker):
             self.send("spec_error", message=str(e))
             return None
         M.release(self.backend.gpu, getattr(self, "set_bytes", 0))
-        ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace}
+        ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace,
+                 "output_bytes": getattr(self, "output_bytes", 0)}
         self.send("ready", compiled=self.backend.compiled_since(cached), **ready)
         return ready
 
@@ -174,6 +175,7 @@ class ReferenceWorker(Worker):
                 raise SpecError(f"{where}: the baseline changes argument {j}, which is not in OUTPUTS or INPLACE; "
                                 f"add {j} to OUTPUTS (written only) or INPLACE (read and written).")
         self.refuse_if_too_large(args, outs)
+        self.output_bytes = M.array_bytes(self.result_outputs(result, args))  # the judge asks ahead by this
 
     def refuse_if_too_large(self, args: List[Any], outs: List[Any]) -> None:
         """A problem that cannot be judged on this device even with one buffer set is refused here, before the
@@ -776,13 +778,13 @@ class CandidateWorker(Worker):
         return A.host_copy(o)
 
     def send_kept(self, i: int, entries: List[Tuple[Dict[str, Any], List[Any], List[Optional[str]]]]) -> None:
-        blobs: List[Any] = []
-        described = []
-        for meta, outs, digests in entries:
-            b, dtypes = self.pack_outputs(outs)
-            described.append(dict(meta, dtypes=dtypes, digests=digests, count=len(b)))
-            blobs.extend(b)
-        self.send("verify", blobs, shape=i, entries=described, cpu_s=round(time.process_time(), 3))
+        """One message per kept call, each let go once sent: the judge holds one call's outputs at a time."""
+        while entries:
+            meta, outs, digests = entries.pop(0)
+            blobs, dtypes = self.pack_outputs(outs)
+            self.send("verify", blobs, shape=i, entries=[dict(meta, dtypes=dtypes, digests=digests, count=len(blobs))],
+                      cpu_s=round(time.process_time(), 3))
+            del outs, blobs
 
     def refill(self, gargs: List[Any], pool: List[List[Any]], p: int, factor: float) -> None:
         """Pool entry p into the same buffers, untimed: its arrays copied in (floats scaled by factor, the rule of

@@ -103,8 +103,9 @@ def test_the_stated_memory_wins_over_the_measured(monkeypatch: pytest.MonkeyPatc
 
 
 # --- judged with the memory stated -------------------------------------------------------------------------
-def evaluate(harness: Harness, problem: Path, candidate: Path, memory: int) -> Tuple[Dict[str, Any], str, int]:
-    env = dict(os.environ, PYTHONPATH=str(HARNESS), KERNELEVOLVE_CACHE=str(harness.cache))
+def evaluate(harness: Harness, problem: Path, candidate: Path, memory: int,
+             **extra: str) -> Tuple[Dict[str, Any], str, int]:
+    env = dict(os.environ, PYTHONPATH=str(HARNESS), KERNELEVOLVE_CACHE=str(harness.cache), **extra)
     env[M.MEMORY_ENV] = str(memory)
     r = subprocess.run([sys.executable, "-m", "kernelevolve_harness", "evaluate", "--spec", str(problem),
                         "--candidate", str(candidate), "--json"], capture_output=True, text=True, env=env,
@@ -160,3 +161,14 @@ def test_a_small_problem_keeps_its_usual_sets(harness: Harness) -> None:
         assert plan["pool"] == 3 and plan["group_rounds"] == GROUP_ROUNDS, plan
         assert plan["sets"] == 2 * batch_cap(plan["input_bytes"]), plan  # each kernel its own batch of sets
         assert plan["sets_used"] >= 2, plan
+
+
+def test_expected_outputs_asked_one_at_a_time_still_judge_right_and_wrong(harness: Harness, problem: Path) -> None:
+    # the judge asks the reference for no more outputs ahead than KERNELEVOLVE_PREFETCH_BYTES hold (at least one),
+    # and the worker sends each kept call's outputs in a message of its own
+    v, err, code = evaluate(harness, problem, CANDIDATE, 64 << 30, KERNELEVOLVE_PREFETCH_BYTES="1")
+    assert code == 0 and v["status"] == "ok", (v, err)
+    wrong = harness.write(CANDIDATE.read_text().replace("out[i * cols + j] = (v", "if (i + 1 < rows) out[i * cols + j] = (v"),
+                          ".py")
+    v, err, code = evaluate(harness, problem, wrong, 64 << 30, KERNELEVOLVE_PREFETCH_BYTES="1")
+    assert code == 0 and v["status"] == "incorrect", (v, err)
