@@ -452,8 +452,10 @@ class CandidateWorker(Worker):
     def correctness(self) -> None:
         for i in range(len(self.shapes)):
             for seed in self.cfg["seeds"]:
+                # drawn once per seed: the kernel gets a guarded copy, so these stay pristine for the second run (a
+                # draw of a published KernelBench input takes seconds)
+                args = self.make_inputs(i, seed, 1.0)
                 for rep in (0, 1):  # the second run checks determinism
-                    args = self.make_inputs(i, seed, 1.0)
                     gargs, guards = self.guarded_args(args)
                     self.poison_outputs(gargs)
                     self.send("calling", shape=i, seed=seed, rep=rep)
@@ -473,7 +475,8 @@ class CandidateWorker(Worker):
                               guard=self.guard_damage(guards), leftovers=self.leftovers(),
                               digests=self.arg_digests(gargs), dtypes=dtypes)
                     # this call's arrays go before the next call's are made: one set of each at a time
-                    del args, gargs, guards, result, outs, blobs
+                    del gargs, guards, result, outs, blobs
+                del args
         M.release(self.backend.gpu, max(self.set_bytes.values(), default=0))
 
     def watched_call(self, i: int, args: List[Any], gargs: List[Any]) -> Any:
