@@ -10,8 +10,10 @@ of host memory; the largest start first, the rest fill what is left. Timing stag
 A problem that ran out of memory or was refused beside others is judged again alone, with the whole GPU.
 
 Prints one line per problem as it ends (name, status, speedup, wall seconds) and a summary; writes results.jsonl.
-Usage: python3 scripts/gpu/kernelbench_selfjudge.py FOLDER RAWDIR [--jobs N] [--deadline S]
-       python3 scripts/gpu/kernelbench_selfjudge.py --summary RAWDIR/results.jsonl   (the summary of a results file)
+Usage: python3 scripts/gpu/kernelbench_selfjudge.py FOLDER RAWDIR [--jobs N] [--deadline S] [--shard K/N]
+       python3 scripts/gpu/kernelbench_selfjudge.py --summary RESULTS.jsonl [RESULTS.jsonl ...]   (one summary)
+--shard K/N judges the problems whose place in KernelBench's order is K modulo N (a level in N device calls, each
+inside its time limit; the summary of their results files together is the level's).
 """
 from __future__ import annotations
 
@@ -78,11 +80,11 @@ def measure(path: str) -> Optional[Tuple[int, int]]:
 
 def shares(inputs: int, returned: int) -> Tuple[int, int]:
     """(GPU bytes, host bytes) one evaluation is given: its memory plan's minimum with room for a pool entry and a
-    round in flight more; on the host, the outputs it keeps for checking (pinned), the reference's and the
-    judge's copies."""
+    round in flight more; on the host, the outputs it keeps for checking (four, pinned), the judge's (a first run's,
+    an expected and a received one) and the reference's copy on its way."""
     need = M.minimum_bytes(inputs, inputs + returned, returned) + inputs + 2 * returned
     gpu = max(FLOOR_GPU, need / M.HEADROOM + M.GPU_RESERVE + 2 * GB)
-    host = max(FLOOR_HOST, 10 * returned + 2 * inputs + 2 * GB)
+    host = max(FLOOR_HOST, 8 * returned + inputs + 4 * GB)
     return int(gpu), int(host)
 
 
@@ -138,7 +140,8 @@ class Job:
         return rec
 
 
-def run(folder: str, raw: str, jobs: int, deadline_s: float, per_problem_s: float) -> List[Dict[str, Any]]:
+def run(folder: str, raw: str, jobs: int, deadline_s: float, per_problem_s: float,
+        shard: Tuple[int, int] = (0, 1)) -> List[Dict[str, Any]]:
     os.makedirs(raw, exist_ok=True)
     total_host = int(_host_available() * 0.8)
     try:
@@ -149,7 +152,9 @@ def run(folder: str, raw: str, jobs: int, deadline_s: float, per_problem_s: floa
     lock = os.path.join(raw, "device.lock")
     t0 = time.monotonic()
     queue: List[Job] = []
-    for path in problems(folder):
+    for n, path in enumerate(problems(folder)):
+        if n % shard[1] != shard[0]:
+            continue
         size = measure(path)
         if size is None:
             queue.append(Job(path, raw, total_gpu, total_host, True, "shared"))
@@ -266,19 +271,25 @@ def main(argv: List[str]) -> int:
     p.add_argument("--jobs", type=int, default=6)
     p.add_argument("--deadline", type=float, default=540.0, help="seconds after which no problem is started")
     p.add_argument("--per-problem", type=float, default=420.0, help="seconds after which a problem is killed")
-    p.add_argument("--summary", help="print the summary of a results.jsonl and exit")
+    p.add_argument("--shard", default="0/1", help="K/N: the problems whose place is K modulo N")
+    p.add_argument("--summary", nargs="+", help="print the summary of results.jsonl files together and exit")
     a = p.parse_args(argv)
     if a.summary:
-        with open(a.summary) as f:
-            results = [json.loads(line) for line in f if line.strip()]
-        wall_file = os.path.join(os.path.dirname(a.summary), "wall_s")
-        wall = float(open(wall_file).read()) if os.path.exists(wall_file) else None
-        print(summary(results, wall))
+        results, walls = [], []
+        for path in a.summary:
+            with open(path) as f:
+                results += [json.loads(line) for line in f if line.strip()]
+            wall_file = os.path.join(os.path.dirname(path), "wall_s")
+            if os.path.exists(wall_file):
+                with open(wall_file) as f:
+                    walls.append(float(f.read()))
+        print(summary(results, sum(walls) if len(walls) == len(a.summary) else None))
         return 0
     if not a.folder or not a.raw:
         p.error("give FOLDER and RAWDIR, or --summary FILE")
     t0 = time.monotonic()
-    results = run(a.folder, a.raw, a.jobs, a.deadline, a.per_problem)
+    k, n = (int(x) for x in a.shard.split("/"))
+    results = run(a.folder, a.raw, a.jobs, a.deadline, a.per_problem, (k, n))
     print()
     print(summary(results, time.monotonic() - t0))
     return 0
