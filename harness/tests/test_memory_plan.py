@@ -172,3 +172,13 @@ def test_expected_outputs_asked_one_at_a_time_still_judge_right_and_wrong(harnes
                           ".py")
     v, err, code = evaluate(harness, problem, wrong, 64 << 30, KERNELEVOLVE_PREFETCH_BYTES="1")
     assert code == 0 and v["status"] == "incorrect", (v, err)
+
+
+def test_a_later_shape_that_does_not_fit_is_refused_when_it_is_timed(harness: Harness, tmp_path: Path) -> None:
+    # the reference measures the first shape only; the worker plans each shape before timing it
+    p = tmp_path / "relu_two_sizes.py"
+    p.write_text(PROBLEM.replace("def get_inputs", f"SHAPES = [{{'batch_size': 8, 'dim': {COLS}}}, "
+                                                   f"{{'batch_size': {ROWS}, 'dim': {COLS}}}]\n\n\ndef get_inputs"))
+    v, err, code = evaluate(harness, p, CANDIDATE, 3 * X)
+    assert code == 2 and not v, (v, err)
+    assert "does not fit" in err and "16.78 MB" in err, err

@@ -8,7 +8,8 @@
 # seconds; then counts by status, out-of-memory and "problem itself failed" lists, total wall time, slowest ten.
 # Needs: .external/kernelbench-all/level1 (bash scripts/kernelbench-problems.sh --all-levels, before the round).
 # Usage (by scripts/gpu/round.sh): bash scripts/gpu/parts/i24-level1.sh RAWDIR
-#   LEVEL_DIR (default .external/kernelbench-all/level1), JOBS (6), DEADLINE (seconds to start problems: 480),
+#   LEVEL_DIR (default .external/kernelbench-all/level1), JOBS (6), DEADLINE (seconds in which problems are started:
+#   330) and PER_PROBLEM (seconds before one is killed: 240), so the part ends inside a 10-minute device call;
 #   SHARD (K/N: every Nth problem from the Kth, for a level split over N device calls; the summary of all of them:
 #   python3 scripts/gpu/kernelbench_selfjudge.py --summary RAW1/results.jsonl RAW2/results.jsonl ...)
 set -uo pipefail
@@ -23,6 +24,6 @@ if ! ls "$DIR"/*.py >/dev/null 2>&1; then
 fi
 echo "-- self-judgement of $(ls "$DIR"/*.py | wc -l) problems in $DIR ($(cat "$(dirname "$DIR")/PINNED" 2>/dev/null))"
 nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader
-python3 scripts/gpu/kernelbench_selfjudge.py "$DIR" "$RAW" --jobs "${JOBS:-6}" --deadline "${DEADLINE:-480}" \
-  --shard "${SHARD:-0/1}"
+python3 scripts/gpu/kernelbench_selfjudge.py "$DIR" "$RAW" --jobs "${JOBS:-6}" --deadline "${DEADLINE:-330}" \
+  --per-problem "${PER_PROBLEM:-240}" --shard "${SHARD:-0/1}"
 echo "exit $?"
