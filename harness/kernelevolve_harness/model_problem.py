@@ -1,7 +1,8 @@
 """A KernelBench-format problem at run time: what the generated spec (kernelbench.py) calls in the worker and
 reference processes.
 
-Shapes: the problem's module-level size constants are one shape; a problem may list more in SHAPES (dicts of
+Shapes: the problem's module-level size constants are one shape (those get_inputs() reads: a constant read only
+by get_init_inputs() is an argument of Model, not a size); a problem may list more in SHAPES (dicts of
 constants to override), which get_inputs() and get_init_inputs() then read. Inputs: get_inputs() under the
 seed the judge picks (Python's, numpy's and torch's generators seeded alike), moved to the problem's device.
 
@@ -12,6 +13,7 @@ that creates its weights in another order still computes with the reference's we
 """
 from __future__ import annotations
 
+import ast
 import ctypes
 import importlib.util
 import random
@@ -20,6 +22,8 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import numpy as np
+
+from .kernelbench import init_only_names
 
 INIT_SEED = 42
 DEFAULT_TOLERANCE = {"rtol": 1e-2}  # KernelBench's rtol; the atol follows the reference's scale (compare.py)
@@ -148,7 +152,10 @@ class ModelProblem:
                                  f"of the problem")
             self.shapes = [dict(s) for s in declared]
         else:
-            self.shapes = [{k: v for k, v in self.defaults.items() if type(v) is int}]
+            # the sizes get_inputs() reads; a constant only get_init_inputs() reads is an argument of Model
+            with open(path, encoding="utf-8") as f:
+                init_only = init_only_names(ast.parse(f.read(), filename=path))
+            self.shapes = [{k: v for k, v in self.defaults.items() if type(v) is int and k not in init_only}]
         self.tolerance = dict(getattr(self.module, "TOLERANCE", None) or DEFAULT_TOLERANCE)
         self.instances: Dict[Tuple[int, Tuple[Any, ...]], Any] = {}
         self.by_signature: Dict[Tuple[Any, ...], Dict[str, Any]] = {}
