@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import numpy as np
 
 from . import arrays as A
+from . import kernelbench_timing
 from .backends import get_backend
 from .protocol import BATCH_BYTES, MAX_BATCH, Channel
 from .spec import SpecError, import_spec, validate
@@ -362,7 +363,8 @@ class CandidateWorker(Worker):
                 self.pool_seeds = more["pool_seeds"]
                 for i in more["shapes"]:
                     kept[i].extend(self.time_shape(i, again))
-            self.send("final")
+            # KernelBench's eager timing, beside ours (KernelBench problems only; kernelbench_timing.py)
+            self.send("final", **(kernelbench_timing.measure(self, more["kernelbench"]) if more.get("kernelbench") else {}))
             # The judge has released the device: now the evidence is copied to the host, hashed and sent.
             stage = "verify"
             for i, entries in enumerate(kept):
