@@ -88,3 +88,17 @@ describe('the progress on stderr', () => {
     p.stop();
   });
 });
+
+describe("KernelBench's timing in `kernelevolve evaluate`", () => {
+  it('is shown beside the harness ratio, with the note where the two disagree', async () => {
+    const { formatVerdict } = await import('../../src/cli/verdictFormat');
+    const text = formatVerdict({
+      status: 'ok', reason: 'Correct.', speedup: 2.0, speedup_interval: [1.9, 2.1],
+      kernelbench: { speedup: 1.2, baseline_ms: 0.03, candidate_ms: 0.025, trials: 100, method: 'cuda_event' },
+      notes: ["On shape {n=16} KernelBench's eager timing reads 1.20x where this harness reads 2.00x (1.90-2.10): the host side dominates."],
+    });
+    expect(text).toContain("KernelBench's timing: 1.20x (30.00 us / 25.00 us; eager calls, cuda_event, mean of 100; reported, not judged)");
+    expect(text).toContain('note: On shape {n=16}');
+    expect(formatVerdict({ status: 'ok', reason: 'Correct.', speedup: 1 })).not.toContain('KernelBench');
+  });
+});
