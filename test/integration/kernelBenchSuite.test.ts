@@ -165,6 +165,39 @@ describe('kernelevolve suite', () => {
     expect(other.stderr).toMatch(/holds another suite \(--budget "2" there, "3" here/);
   }, 300_000);
 
+  it('Ctrl-C stops the suite with the table so far and the line to finish it; --resume OUT finishes it', async () => {
+    const dir = kernelBenchFolder({
+      'level1/1_relu_scale.py': path.join(CPU, 'relu_scale.py'),
+      'level1/2_softmax_rows.py': path.join(CPU, 'softmax_rows.py'),
+      'level1/89_cumsum.py': CUMSUM,
+    });
+    const out = path.join(dir, 'self');
+    const suite = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).main(process.argv.slice(1)).then((c) => { process.exitCode = c; })`,
+      'suite', dir, '--self-judge', '--json', '--out', out], {
+      cwd: ROOT, env: { ...process.env, KERNELEVOLVE_HARNESS_DIR: path.join(ROOT, 'harness') }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    suite.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    suite.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const ended = new Promise<number | null>((resolve) => suite.on('close', resolve));
+    await waitFor(() => existsSync(path.join(out, 'level1', '1_relu_scale', 'row.json')), 120_000, 'the first problem to finish');
+    suite.kill('SIGINT');
+    expect(await ended).toBe(130);
+    expect(stderr).toMatch(/interrupted: [12] of 3 problems finished; run the same command again \(or `kernelevolve suite --resume .*self`\) to finish the rest/);
+    const partial = JSON.parse(stdout);
+    expect(partial.total).toBe(3);
+    expect(partial.finished).toBeLessThan(3);
+    await waitFor(() => processesNaming(out).length === 0, 30_000, 'the suite\'s children to end');
+
+    const r = await runCli(cli, ['suite', '--resume', out, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(result.selfJudge).toBe(true);
+    expect(result.problems.map((p: any) => [p.problem, p.status])).toEqual([['level1/1_relu_scale', 'ok'], ['level1/2_softmax_rows', 'ok'], ['level1/89_cumsum', 'ok']]);
+    expect(r.stderr).toMatch(new RegExp(`resuming the suite in .*: ${partial.finished} of 3 problems finished before`));
+  }, 300_000);
+
   it('--self-judge judges every problem\'s Model against itself: all ok near 1.00, the summary, init arguments not shapes', async () => {
     const dir = kernelBenchFolder({
       'level1/1_relu_scale.py': path.join(CPU, 'relu_scale.py'),
