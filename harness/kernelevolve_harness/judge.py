@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .backends import Backend, BackendError, Build, get_backend
+from . import kernelbench_timing
 from .device_lock import device_lock
 from .protocol import BATCH_BYTES, MAX_BATCH, Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .spec import SpecError, read_header
@@ -650,9 +651,9 @@ class Judge:
                 self.stages["retimed_shapes"] = self.stages.get("retimed_shapes", 0) + len(again)
                 again = [i for i in again if len(received[i]) == 2 and apart(*[
                     intervals([[_pass(h)]], estimate)[0][0] for h in received[i]])]
-            self.worker.send({"type": "timed"})
+            self.worker.send({"type": "timed", **kernelbench_timing.request(self.backend.name)})
             self.current = None
-            self._expect_any("timing")  # the final message
+            final, _ = self._expect_any("timing")  # the final message
             self.stages["timing_s"] = time.monotonic() - t
         t = time.monotonic()
         # The device is free again: the worker now sends what it kept (outputs and arguments of timed calls and
@@ -712,6 +713,7 @@ class Judge:
                        "interval": f"{int(LEVEL * 100)}%: bootstrap over rounds, widened to the spread between buffer "
                                    f"sets and passes"},
         }
+        kernelbench_timing.annotate(verdict, final.get("kernelbench"), gpu)
         if self.opts.profile:
             from .profiling import profile
             verdict["profile"] = profile(self, rows, spreads)
