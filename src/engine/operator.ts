@@ -51,5 +51,8 @@ export interface Operator {
   /** How many propose() calls may run at once (default: as many as the pipeline holds). An operator whose
    *  answer depends on what it proposed just before (the tuner) says 1, so it never repeats itself. */
   readonly concurrency?: number;
+  /** The operator can work from a parent whose verdict is not in yet (its source is enough), so the scheduler may
+   *  hand it a pending candidate to keep every slot busy (speculation.ts). */
+  readonly speculates?: boolean;
   propose(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch>;
 }

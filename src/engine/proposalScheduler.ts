@@ -1,10 +1,12 @@
 // Generation and its budget: which operator proposes next and from which parent (drafts first, then the
 // selection policy's pick), how many proposals are in flight, what each answer costs, and which operators
-// are dropped after failing again and again. Evaluation is the run's other queue (evolutionRun.ts).
+// are dropped after failing again and again. An operator that speculates may be handed a pending candidate as
+// its parent (speculation.ts). Evaluation is the run's other queue (evolutionRun.ts).
 import type { Candidate } from './candidate';
 import type { CandidateStore } from './candidateStore';
 import type { InvalidProposal, Operator, ProposalBatch } from './operator';
 import type { SelectionPolicy, SelectionView } from './selection';
+import { speculativeParent } from './speculation';
 import { sourceHash, type SourceLanguage } from './sourceText';
 
 export interface SchedulerOptions {
@@ -29,8 +31,10 @@ export interface ProposalSink {
 }
 
 export class ProposalScheduler {
-  /** Budget units used: every proposal (new, duplicate) and every invalid answer. */
+  /** Budget units used: every proposal (new, duplicate, cancelled as moot) and every invalid answer. */
   used = 0;
+  /** Speculative candidates cancelled as moot (each still cost its unit). */
+  cancelled = 0;
   duplicates = 0;
   invalid = 0;
   /** Proposals being generated now. */
@@ -76,7 +80,11 @@ export class ProposalScheduler {
         this.turn = (this.turn + i + 1) % ops.length;
         return { op };
       }
-      const parent = this.opts.policy.select(this.view, { operator: op.name, repairs: op.repairs });
+      let parent = this.opts.policy.select(this.view, { operator: op.name, repairs: op.repairs });
+      if (op.speculates) {
+        const view = this.view;
+        parent = speculativeParent({ candidates: view.candidates, isExhausted: (id) => view.isExhausted(op.name, id), expansions: view.expansions }, op.name, parent);
+      }
       if (parent) {
         this.turn = (this.turn + i + 1) % ops.length;
         return { op, parent };
@@ -108,8 +116,9 @@ export class ProposalScheduler {
     this.proposingPerOp.set(op.name, (this.proposingPerOp.get(op.name) ?? 1) - 1);
   }
 
-  /** Turns an answer into candidates, as far as the budget goes; duplicates and garbage cost a unit each. */
-  accept(op: Operator, parent: Candidate | undefined, batch: ProposalBatch, sink: ProposalSink): void {
+  /** Turns an answer into candidates, as far as the budget goes; duplicates and garbage cost a unit each.
+   *  `speculative`: the parent's verdict was not in when the proposal started. */
+  accept(op: Operator, parent: Candidate | undefined, batch: ProposalBatch, sink: ProposalSink, speculative = false): void {
     const { store } = this.opts;
     let left = this.budgetLeft();
     let units = 0;
@@ -141,6 +150,7 @@ export class ProposalScheduler {
         state: 'queued',
         rationale: p.rationale,
         knobs: p.knobs,
+        ...(speculative ? { speculative: true } : {}),
         timings: { proposedAt: Date.now() },
       });
     }

@@ -73,6 +73,8 @@ export class TuneOperator implements Operator {
   readonly name = 'tune';
   /** Each proposal must see the one before it in `seen`, or two calls would pick the same move. */
   readonly concurrency = 1;
+  /** A parent's knobs are in its source: the next neighbours can be proposed before its verdict is in. */
+  readonly speculates: boolean = true;
   private readonly lang: SourceLanguage;
   private readonly probes: number;
   private readonly seed?: number;
