@@ -71,6 +71,7 @@ export class EvolutionRun {
   private plateauRef = 0;
   private sinceImprovement = 0;
   private stopping = false;
+  private concluded = false;
   private error?: RunError;
   private startedAt = 0;
   private wake: () => void = () => undefined;
@@ -208,6 +209,7 @@ export class EvolutionRun {
       return 'error';
     }
     for (const c of this.candidates) if (!c.verdict && c !== base && c.state !== 'cancelled') this.evalQueue.push(c);
+    if ((base.verdict?.shapes?.length ?? 0) >= 2) this.scheduler.holdForClosing();
     this.emitProgress();
     return 'budget';
   }
@@ -222,7 +224,11 @@ export class EvolutionRun {
       this.startEvaluations();
       const idle = this.evaluating.size === 0 && this.scheduler.proposing === 0 && this.evalQueue.length === 0;
       if (idle) {
-        if (reason === 'budget') return 'budget';
+        if (!this.concluded && !this.stopping) {
+          this.concluded = true;
+          if (await this.conclude()) continue;
+        }
+        if (reason === 'budget' || this.scheduler.spent) return 'budget';
         if (!proposed) return 'exhausted';
       }
       await this.waitForChange();
@@ -419,19 +425,47 @@ export class EvolutionRun {
     return started;
   }
 
-  private launch(op: Operator, parent: Candidate | undefined): void {
-    const speculative = !!parent && isPending(parent);
-    this.scheduler.begin(op, parent);
-    const controller = new AbortController();
-    this.proposalControllers.add(controller);
-    const ctx: ProposalContext = {
+  private context(parent: Candidate | undefined): ProposalContext {
+    return {
       spec: this.opts.spec,
       baselineSource: this.opts.baselineSource,
       candidates: this.candidates,
       parent,
       hardware: this.opts.evaluator.hardware ?? this.opts.hardware,
       seen: this.store.seen,
+      concludes: this.scheduler.holdsClosing,
     };
+  }
+
+  /** Asks the operators for their closing proposals (once everything else is judged); true when one came. */
+  private async conclude(): Promise<boolean> {
+    this.scheduler.openClosing();
+    let proposed = false;
+    for (const op of this.scheduler.concluding) {
+      if (this.scheduler.budgetLeft() <= 0 || this.stopping) break;
+      const controller = new AbortController();
+      this.proposalControllers.add(controller);
+      try {
+        const batch = await op.conclude!(this.context(undefined), controller.signal);
+        if (!batch.proposals.length || this.stopping) continue;
+        const before = this.evalQueue.length;
+        this.scheduler.accept(op, undefined, batch, this.sink);
+        proposed ||= this.evalQueue.length > before;
+      } catch (e) {
+        this.log('warn', `The ${op.name} operator's closing proposal failed (${(e as Error).message}); the run ends without it.`);
+      } finally {
+        this.proposalControllers.delete(controller);
+      }
+    }
+    return proposed;
+  }
+
+  private launch(op: Operator, parent: Candidate | undefined): void {
+    const speculative = !!parent && isPending(parent);
+    this.scheduler.begin(op, parent);
+    const controller = new AbortController();
+    this.proposalControllers.add(controller);
+    const ctx = this.context(parent);
     const done = () => {
       this.scheduler.end(op);
       this.proposalControllers.delete(controller);

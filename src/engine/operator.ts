@@ -26,6 +26,8 @@ export interface ProposalContext {
   hardware?: string;
   /** Hashes of sources already proposed (evaluated or queued) in this run. */
   seen: ReadonlySet<string>;
+  /** The run keeps a unit of its budget for the operators' closing proposals (`Operator.conclude`). */
+  concludes?: boolean;
 }
 
 /** An answer that could not be turned into a candidate (garbled LLM output, say): counted and shown. */
@@ -55,4 +57,7 @@ export interface Operator {
    *  hand it a pending candidate to keep every slot busy (speculation.ts). */
   readonly speculates?: boolean;
   propose(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch>;
+  /** The run's closing proposal, asked for once when everything else is judged (the tuner: the per-shape table
+   *  from the whole run's winners). A run keeps one unit of its budget for it. */
+  conclude?(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch>;
 }

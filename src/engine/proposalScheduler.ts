@@ -40,6 +40,8 @@ export class ProposalScheduler {
   /** Proposals being generated now. */
   proposing = 0;
   private reserved = 0;
+  /** Units kept for the operators' closing proposals until the run asks for them. */
+  private closingHeld = 0;
   private draftsUsed = 0;
   private turn = 0;
   private readonly exhausted = new Set<string>();
@@ -51,6 +53,12 @@ export class ProposalScheduler {
 
   constructor(private readonly opts: SchedulerOptions) {}
 
+  /** Keeps one unit for the closing proposals (a spec with several shapes, where a per-shape table may pay). */
+  holdForClosing(): void {
+    const { budget } = this.opts;
+    if (budget !== undefined && budget >= 4 && this.used < budget && this.concluding.length) this.closingHeld = 1;
+  }
+
   /** A resumed run's spending so far. */
   resume(counters: { used: number; duplicates?: number; invalid?: number }): void {
     this.used = counters.used;
@@ -61,7 +69,27 @@ export class ProposalScheduler {
 
   budgetLeft(): number {
     const { budget } = this.opts;
-    return budget === undefined ? Infinity : budget - this.used - this.reserved;
+    return budget === undefined ? Infinity : budget - this.used - this.reserved - this.closingHeld;
+  }
+
+  /** The budget is spent, the unit kept for the closing proposals aside. */
+  get spent(): boolean {
+    return this.opts.budget !== undefined && this.used + this.reserved >= this.opts.budget - this.closingHeld;
+  }
+
+  /** A unit is kept for the closing proposals. */
+  get holdsClosing(): boolean {
+    return this.closingHeld > 0;
+  }
+
+  /** The run asks for the closing proposals: the unit kept for them is theirs now. */
+  openClosing(): void {
+    this.closingHeld = 0;
+  }
+
+  /** Operators not dropped that make a closing proposal. */
+  get concluding(): Operator[] {
+    return this.opts.operators.filter((o) => o.conclude && !this.disabled.has(o.name));
   }
 
   /** The next proposal to start, when the budget and the pipeline (with `waiting` candidates) have room. */
