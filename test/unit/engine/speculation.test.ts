@@ -6,7 +6,10 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type { EvaluationJob, Evaluator, PoolJobOptions, PoolVerdict } from '../../../src/contract/job';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { EvolutionRun } from '../../../src/engine/evolutionRun';
+import { RunStore, type LoadedRun } from '../../../src/engine/runStore';
 import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/knobs';
 import { GreedyPolicy } from '../../../src/engine/selection';
 import type { KernelSpec } from '../../../src/engine/spec';
@@ -102,14 +105,17 @@ class WaitingTuner extends TuneOperator {
 
 /** A 20-candidate tune of the quick GELU on a GPU host of `slots` slots whose evaluations take 8 s to prepare and
  *  0.3 s to time (a first compile and the checks dominate, as on the H200); returns the run's wall time in virtual ms. */
-async function tune(slots: number, opts: { speculate?: boolean; fail?: (v: KnobValues) => boolean } = {}) {
+async function tune(slots: number, opts: { speculate?: boolean; fail?: (v: KnobValues) => boolean; budget?: number; store?: RunStore; resume?: LoadedRun } = {}) {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
   try {
     const t0 = Date.now();
     const evaluator = new LockedGpu(slots, 8000, 300, opts.fail);
     const op = opts.speculate === false ? new WaitingTuner({ fileName: 'gelu.py' }) : new TuneOperator({ fileName: 'gelu.py' });
-    const run = new EvolutionRun({ runId: 's', runDir: '/tmp/none', spec, baselineSource: gelu, operators: [op], evaluator,
-      policy: new GreedyPolicy(), limits: { budget: 20 }, confirmTop: 0 });
+    const { resume, store } = opts;
+    const run = new EvolutionRun({ runId: store?.runId ?? 's', runDir: store?.runDir ?? '/tmp/none', spec, baselineSource: gelu, operators: [op], evaluator,
+      policy: new GreedyPolicy(), limits: { budget: opts.budget ?? 20 }, confirmTop: 0,
+      ...(resume ? { resume: { candidates: resume.candidates, used: resume.record.counters.used } } : {}) });
+    if (store) run.on(store.listener);
     let finished = false;
     const done = run.run().then((s) => {
       finished = true;
@@ -161,5 +167,28 @@ describe('speculation', () => {
     expect(run.candidates.length - 1).toBe(20);
     expect(run.candidates.filter((c) => c.state === 'done').length - 1).toBe(20 - cancelled.length);
     expect(summary.best!.speedup).toBeGreaterThan(1);
+  });
+
+  it('keeps a cancelled candidate cancelled in the run store: a resumed run does not judge it', async () => {
+    const fail = (v: KnobValues) => v.BLOCK === 2048;
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-spec-'));
+    try {
+      const store = RunStore.create({ spec, options: { budget: 20 }, hosts: [{ name: 'gpu', slots: 24 }], workspace: ws });
+      const first = await tune(24, { fail, store });
+      const cancelledIds = first.run.candidates.filter((c) => c.state === 'cancelled').map((c) => c.id);
+      expect(cancelledIds.length).toBeGreaterThan(0);
+      const loaded = RunStore.load(store.runDir);
+      expect(loaded.candidates.filter((c) => c.state === 'cancelled').map((c) => c.id)).toEqual(cancelledIds);
+      expect(loaded.candidates.find((c) => c.id === cancelledIds[0])!.cancelled).toMatch(/^its parent c\d{4} /);
+      expect(loaded.record.counters.used).toBe(20);
+      // resumed with 4 more units: only new candidates are judged
+      const second = await tune(24, { fail, budget: 24, resume: loaded });
+      const judgedAgain = second.evaluator.starts.map((s) => s.id);
+      expect(judgedAgain.length).toBeGreaterThan(0);
+      for (const id of cancelledIds) expect(judgedAgain).not.toContain(id);
+      expect(judgedAgain.every((id) => Number(id.slice(1)) > 20)).toBe(true);
+    } finally {
+      fs.rmSync(ws, { recursive: true, force: true });
+    }
   });
 });
