@@ -19,6 +19,8 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import numpy as np
 
 from . import arrays as A
+from . import kernelbench_timing
+from . import memory_plan as M
 from .backends import get_backend
 from .protocol import BATCH_BYTES, MAX_BATCH, Channel
 from .spec import SpecError, import_spec, validate
@@ -139,7 +141,9 @@ class ReferenceWorker(Worker):
         except SpecError as e:
             self.send("spec_error", message=str(e))
             return None
-        ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace}
+        M.release(self.backend.gpu, getattr(self, "set_bytes", 0))
+        ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace,
+                 "output_bytes": getattr(self, "output_bytes", 0)}
         self.send("ready", compiled=self.backend.compiled_since(cached), **ready)
         return ready
 
@@ -176,6 +180,20 @@ class ReferenceWorker(Worker):
             if b is not None and b != a and j not in self.outputs and j not in self.inplace:
                 raise SpecError(f"{where}: the baseline changes argument {j}, which is not in OUTPUTS or INPLACE; "
                                 f"add {j} to OUTPUTS (written only) or INPLACE (read and written).")
+        self.refuse_if_too_large(args, outs)
+        self.output_bytes = M.array_bytes(self.result_outputs(result, args))  # the judge asks ahead by this
+
+    def refuse_if_too_large(self, args: List[Any], outs: List[Any]) -> None:
+        """A problem that cannot be judged on this device even with one buffer set is refused here, before the
+        candidate runs (memory_plan.py)."""
+        gpu = self.backend.gpu
+        inputs = M.array_bytes(args)
+        returned = M.new_output_bytes(outs, args)
+        self.set_bytes = inputs + returned
+        free, source = M.free_bytes(gpu, held=self.set_bytes)
+        why = M.refusal(inputs, self.set_bytes, returned, free, source, gpu)
+        if why:
+            raise SpecError(why)
 
     def check_layout(self, where: str, args: List[Any]) -> None:
         """Every set of inputs of a shape must fit the same buffers: the timed calls move each one into buffers
@@ -213,7 +231,8 @@ class ReferenceWorker(Worker):
             args = self.make_inputs(i, seed, factor)
         digests = self.arg_digests(args)
         if self.spec_has_reference():
-            result = self.spec.reference(*[A.rebuild(a, A.clone) for a in args])
+            # the inputs' fingerprints are taken, and they are not read again: no copy (one set less in memory)
+            result = self.spec.reference(*args)
             outs = A.as_output_list(result)
         else:
             for j in self.outputs:
@@ -225,6 +244,8 @@ class ReferenceWorker(Worker):
         blobs, dtypes = self.pack_outputs(outs)
         self.send("ref", blobs, key=req["key"], digests=digests, dtypes=dtypes, narrow=narrow, wide=wide,
                   cpu_s=round(time.process_time(), 3))
+        del args, result, outs, blobs
+        M.release(self.backend.gpu, getattr(self, "set_bytes", 0))
 
     def spec_has_reference(self) -> bool:
         return callable(getattr(self.spec, "reference", None))
@@ -354,6 +375,8 @@ class CandidateWorker(Worker):
             self.baseline_compiled = 0
             self.evidence_plan: List[Tuple[Tuple[int, ...], Any, int]] = []
             self.pinned: Dict[Tuple[Tuple[int, ...], Any], List[Any]] = {}
+            self.set_bytes: Dict[int, int] = {}  # each shape's input/output set, measured on its first call
+            self.returned_bytes: Dict[int, int] = {}
             self.correctness()
             self.pin_evidence()  # before the judge takes the device lock
             stats = self.backend.runtime_stats(self.kc, kernel)
@@ -375,12 +398,17 @@ class CandidateWorker(Worker):
                 self.pool_seeds = more["pool_seeds"]
                 for i in more["shapes"]:
                     kept[i].extend(self.time_shape(i, again))
-            self.send("final")
+            # KernelBench's eager timing, beside ours (KernelBench problems only; kernelbench_timing.py)
+            kernelbench = kernelbench_timing.measure(self, more["kernelbench"]) if more.get("kernelbench") else {}
+            M.release(self.backend.gpu, max(self.set_bytes.values(), default=0))  # for the reference's checks
+            self.send("final", **kernelbench)
             # The judge has released the device: now the evidence is copied to the host, hashed and sent.
             stage = "verify"
             for i, entries in enumerate(kept):
                 self.send_kept(i, entries)
                 entries.clear()
+        except M.MemoryRefused as e:
+            self.send("refused", stage=stage, message=str(e))
         except Exception as e:
             self.send("error", stage=stage, message=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-3000:])
 
@@ -441,8 +469,10 @@ class CandidateWorker(Worker):
         seeds = self.cfg["seeds"]
         for i in range(len(self.shapes)):
             for n, seed in enumerate(seeds):
+                # drawn once per seed: the kernel gets a guarded copy, so these stay pristine for the second run (a
+                # draw of a published KernelBench input takes seconds)
+                args = self.make_inputs(i, seed, 1.0)
                 for rep in (0, 1):  # the second run checks determinism
-                    args = self.make_inputs(i, seed, 1.0)
                     gargs, guards = self.guarded_args(args)
                     self.poison_outputs(gargs)
                     self.send("calling", shape=i, seed=seed, rep=rep)
@@ -455,14 +485,23 @@ class CandidateWorker(Worker):
                     outs = self.result_outputs(result, gargs)
                     if rep == 0 and seed == self.cfg["seeds"][0]:
                         self.note_evidence(i, args, outs)
+                        self.returned_bytes[i] = M.new_output_bytes(outs, gargs)
+                        self.set_bytes[i] = M.array_bytes(args) + self.returned_bytes[i]
                     blobs, dtypes = self.pack_outputs(outs)
                     self.send("call", blobs, phase="correct", shape=i, seed=seed, factor=1.0, rep=rep,
                               guard=self.guard_damage(guards), leftovers=self.leftovers(),
                               digests=self.arg_digests(gargs), dtypes=dtypes)
+                    # this call's arrays go before the next call's are made: one set of each at a time (the second
+                    # run's buffers stay for the call on the same buffers)
+                    del result, outs, blobs
+                    if rep == 0:
+                        del gargs, guards
                 self.same_buffers_call(i, seeds[(n + 1) % len(seeds)], gargs, guards)
+                del gargs, guards, args
         if self.cfg.get("inputs", "wide") == "wide":
             for i in range(len(self.shapes)):
                 self.wide_call(i, seeds[0])
+        M.release(self.backend.gpu, max(self.set_bytes.values(), default=0))
 
     def wide_call(self, i: int, seed: int) -> None:
         """The robustness pass on shape i, where the problem's draw is narrow (phase "wide")."""
@@ -524,19 +563,24 @@ class CandidateWorker(Worker):
         copies of outputs and arguments), which is hashed and sent once timing is over."""
         t_setup = _perf_counter()
         pool_seeds = self.pool_seeds[i]
-        pool = [self.make_inputs(i, s, 1.0) for s in pool_seeds]
+        M.release(self.backend.gpu, self.set_bytes.get(i, 0))  # the last shape's buffers
+        pool = [self.make_inputs(i, pool_seeds[0], 1.0)]
+        set_bytes = sum(A.nbytes(leaf) for a in pool[0] for leaf in A.leaves(a))
+        cap = batch_cap(set_bytes, cmd.get("max_batch", MAX_BATCH), cmd.get("batch_bytes", BATCH_BYTES))
+        mem = self.memory_plan(i, pool[0], cmd, cap)
+        cap = min(cap, mem.sets if self.backend.gpu else mem.per_kernel_sets())
+        pool += [self.make_inputs(i, s, 1.0) for s in pool_seeds[1:mem.pool]]
         timer = GpuTimer(self) if self.backend.gpu else CpuTimer(self)
         kernels = {"baseline": self.kb, "candidate": self.kc}
         sets: Dict[str, List[Tuple[List[Any], List[Tuple[int, A.Guard]]]]] = {}
         plan: Dict[str, List[Tuple[int, float]]] = {}
-        set_bytes = sum(A.nbytes(leaf) for a in pool[0] for leaf in A.leaves(a))
-        cap = batch_cap(set_bytes, cmd.get("max_batch", MAX_BATCH), cmd.get("batch_bytes", BATCH_BYTES))
         per_call: Dict[str, float] = {}
         # GPU: both kernels run in the same buffers. Where a buffer lies in device memory changes a kernel's
         # time (on an H200, one softmax read 48 us in most pairs of buffers and 60 us in one): in separate buffers
         # a kernel judged against itself read up to 9% faster. Every sample refills the inputs and poisons the
         # outputs first, so neither kernel sees what the other left.
-        shared = [self.guarded_args(pool[0])] if self.backend.gpu else None
+        # CPU: each kernel its own sets, or one set for both where memory holds one (mem.sets)
+        shared = [self.guarded_args(pool[0])] if self.backend.gpu or mem.sets == 1 else None
         for name, k in kernels.items():
             sets[name] = shared if shared is not None else [self.guarded_args(pool[0])]
             plan[name] = [(0, 1.0)]
@@ -544,6 +588,7 @@ class CandidateWorker(Worker):
             per_call[name] = timer.single(k, sets[name][0][0])  # warm-up and calibration
             self.refill(sets[name][0][0], pool, 0, 1.0)
             per_call[name] = min(per_call[name], timer.single(k, sets[name][0][0]))
+            timer.results = []  # the calibration's outputs are let go
         if self.backend.gpu:  # both kernels timed the same way (graphs or flushed events), so ratios compare
             gpu_ms = min(timer.graph_time(k, sets[name][0][0]) for name, k in kernels.items())
             n = timer.joint_batch(gpu_ms, cap)
@@ -561,7 +606,7 @@ class CandidateWorker(Worker):
         # against itself read 0.888 on one shape in one run of ten, with an interval of +-0.3%.
         rotation: List[Tuple[List[Any], List[Tuple[int, A.Guard]]]] = []
         if shared is not None and not timer.graphs:
-            n_sets = rotation_sets(set_bytes, int(cmd.get("buffer_sets") or 1))
+            n_sets = rotation_sets(set_bytes, min(mem.sets, int(cmd.get("buffer_sets") or 1)))
             rotation = shared + [self.guarded_args(pool[0]) for _ in range(n_sets - 1)]
             if len(rotation) > 1:
                 distinct = [rotation]
@@ -619,7 +664,7 @@ class CandidateWorker(Worker):
                 last_queued = name
             rounds += 1
             order.reverse()  # ABBA...: each kernel follows the other equally often
-            if not (spot or len(pending) >= 2 * GROUP_ROUNDS or rounds == cmd["max_samples"] or rounds >= hard_max
+            if not (spot or len(pending) >= 2 * mem.group_rounds or rounds == cmd["max_samples"] or rounds >= hard_max
                     or rounds == cmd["min_samples"] or not self.backend.gpu):
                 continue
             done = timer.finish([q for _, _, q in pending])
@@ -636,7 +681,8 @@ class CandidateWorker(Worker):
                     samples[name].append(t)
                     spent += t * len(sets[name]) / 1000.0
                 labels.append(pending[a][1])
-            pending = []
+            # their outputs are let go (memory_plan.py: one round's outputs at a time, and the candidate's last)
+            pending, done, pair, results = [], [], [], []
             kept_rounds = len(samples["candidate"])
             for group in distinct:
                 for j, (gargs, guards) in enumerate(group):
@@ -693,6 +739,7 @@ class CandidateWorker(Worker):
             self.keep(kept, i, sets["candidate"][j][0], last_results[j], plan["candidate"][j], "last timed")
         # Fresh inputs (a seed never seen) in the SAME buffers: caching by pointer or by call count shows here.
         gargs, guards = sets["candidate"][0]
+        pool = last_results = []  # copied to the host already: room for the fresh inputs (memory_plan.py)
         fresh = self.make_inputs(i, cmd["fresh_seeds"][i], 1.0)
         self.refill(gargs, [fresh], 0, 1.0)  # its arrays and its own scalars, outputs poisoned
         result = self.spec.launch(self.kc, *gargs)
@@ -706,7 +753,7 @@ class CandidateWorker(Worker):
         # where the timed section's wall time went (diagnostics: KERNELEVOLVE_TRACE and the verdict's stages)
         phases = {"setup": t_rounds - t_setup, "capture": timer.capture_s,
                   "rounds": t_evidence - t_rounds - timer.capture_s, "evidence": t_end - t_evidence}
-        extra: Dict[str, Any] = {}
+        extra: Dict[str, Any] = {"memory": dict(mem.to_json(), sets_used=sum(len(g) for g in distinct))}
         if rotation:
             extra["buffer_sets"] = labels
         if self.backend.gpu and not timer.graphs:
@@ -716,6 +763,16 @@ class CandidateWorker(Worker):
                   phases={k: round(v, 4) for k, v in phases.items()},
                   verify=[meta for meta, _, _ in kept[:-1]], fresh=dict(kept[-1][0], guard=guard))
         return kept
+
+    def memory_plan(self, i: int, first: List[Any], cmd: Dict[str, Any], cap: int) -> M.MemoryPlan:
+        """Shape i's buffer sets, pool and rounds in flight, from the memory the device has (memory_plan.py)."""
+        inputs = M.array_bytes(first)
+        returned = self.returned_bytes.get(i, 0)
+        gpu = self.backend.gpu
+        rotation_wanted = rotation_sets(inputs + returned, int(cmd.get("buffer_sets") or 1))
+        wanted = max(rotation_wanted, cap) if gpu else 2 * cap
+        return M.plan(inputs, inputs + returned, returned, wanted, len(self.pool_seeds[i]), gpu,
+                      wanted_rounds=GROUP_ROUNDS, held=inputs)
 
     def ratio_wide(self, samples: Dict[str, List[float]], labels: List[int], goal: float) -> bool:
         from .ratios import intervals, lower_quartile, median, shape_estimate, wide
@@ -776,13 +833,13 @@ class CandidateWorker(Worker):
         return A.host_copy(o)
 
     def send_kept(self, i: int, entries: List[Tuple[Dict[str, Any], List[Any], List[Optional[str]]]]) -> None:
-        blobs: List[Any] = []
-        described = []
-        for meta, outs, digests in entries:
-            b, dtypes = self.pack_outputs(outs)
-            described.append(dict(meta, dtypes=dtypes, digests=digests, count=len(b)))
-            blobs.extend(b)
-        self.send("verify", blobs, shape=i, entries=described, cpu_s=round(time.process_time(), 3))
+        """One message per kept call, each let go once sent: the judge holds one call's outputs at a time."""
+        while entries:
+            meta, outs, digests = entries.pop(0)
+            blobs, dtypes = self.pack_outputs(outs)
+            self.send("verify", blobs, shape=i, entries=[dict(meta, dtypes=dtypes, digests=digests, count=len(blobs))],
+                      cpu_s=round(time.process_time(), 3))
+            del outs, blobs
 
     def refill(self, gargs: List[Any], pool: List[List[Any]], p: int, factor: float) -> None:
         """Pool entry p into the same buffers, untimed: its arrays copied in (floats scaled by factor, the rule of

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .backends import Backend, BackendError, Build, get_backend
+from . import kernelbench_timing
 from .device_lock import device_lock
 from .protocol import BATCH_BYTES, MAX_BATCH, Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .spec import SpecError, read_header
@@ -34,6 +35,8 @@ HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Stage timeouts in seconds, before --timeout-scale. Correctness and timing are per message (per call, per shape).
 TRACE = bool(os.environ.get("KERNELEVOLVE_TRACE"))  # stage timestamps on stderr, for finding slow stages
+# expected outputs asked of the reference ahead of need, at most (memory_plan.py)
+PREFETCH_BYTES = int(float(os.environ.get("KERNELEVOLVE_PREFETCH_BYTES", 2 << 30)))
 TIMEOUTS = {"compile": 180.0, "reference": 300.0, "load": 120.0, "correctness": 60.0, "timing": 120.0, "verify": 120.0}
 
 
@@ -214,6 +217,8 @@ class Judge:
         self.worker: Optional[Process] = None
         self.ref_cache: Dict[str, Tuple[Dict[str, Any], List[Any]]] = {}
         self.ref_pending: List[str] = []  # keys asked of the reference process, in the order it answers
+        self.ref_queue: List[Tuple[str, int, int, float, bool]] = []  # keys wanted, not asked yet (ref_bytes: too large)
+        self.ref_bytes = 0  # one answer's outputs, in bytes (0: not known, every key is asked at once)
         self.rng = secrets.SystemRandom()
         self.stage = "compile"
         self.t0 = time.monotonic()
@@ -354,6 +359,7 @@ class Judge:
         if header["type"] != "ready":
             raise SpecError(f"The reference process failed: {header.get('message', header['type'])}")
         self.ref_outputs = header["outputs"]
+        self.ref_bytes = int(header.get("output_bytes") or 0)
         self.ref_inplace = header["inplace"]
         if header.get("log"):
             self.ref.log_path = header["log"]  # a shared reference logs in its own folder
@@ -365,13 +371,25 @@ class Judge:
 
     def prefetch(self, wanted: List[Tuple[int, int, float]], wide: bool = False) -> None:
         """Asks the reference process for expected outputs ahead of need; it answers in order, computing the
-        next while the judge compares the last. wide: on the robustness pass's inputs (wide_inputs.py)."""
+        next while the judge compares the last. Each answer waits in the judge's memory until it is used, so no
+        more are asked at a time than PREFETCH_BYTES of outputs hold (at least one). wide: on the robustness pass's
+        inputs (wide_inputs.py)."""
         assert self.ref is not None
         for shape, seed, factor in wanted:
             key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
-            if key not in self.ref_cache and key not in self.ref_pending:
-                self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key, "wide": wide})
-                self.ref_pending.append(key)
+            if key not in self.ref_cache and key not in self.ref_pending and all(q[0] != key for q in self.ref_queue):
+                self.ref_queue.append((key, shape, seed, factor, wide))
+        self._ask()
+
+    def _ask(self, first: str = "") -> None:
+        """Sends queued requests while the answers outstanding fit PREFETCH_BYTES (`first` goes first)."""
+        assert self.ref is not None
+        self.ref_queue.sort(key=lambda q: q[0] != first)  # stable: the rest keep their order
+        room = max(1, PREFETCH_BYTES // self.ref_bytes) if self.ref_bytes else len(self.ref_queue)
+        while self.ref_queue and len(self.ref_pending) < room:
+            key, shape, seed, factor, wide = self.ref_queue.pop(0)
+            self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key, "wide": wide})
+            self.ref_pending.append(key)
 
     def reference(self, shape: int, seed: int, factor: float, wide: bool = False) -> Tuple[Dict[str, Any], List[Any]]:
         """The expected outputs for (shape, seed, input scale), from the clean reference process; cached."""
@@ -379,6 +397,8 @@ class Judge:
         if key not in self.ref_cache:
             assert self.ref is not None
             self.prefetch([(shape, seed, factor)], wide)
+            if key not in self.ref_pending:
+                self._ask(first=key)
             from .arrays import from_npy
             from .compare import Expected
             tol = self.info.get("tolerance") or {}
@@ -394,9 +414,16 @@ class Judge:
                 got = self.ref_pending.pop(0)
                 if header.get("key") != got:
                     raise SpecError(f"The reference process answered {header.get('key')!r} for {got!r}.")
+                self.ref_bytes = max(self.ref_bytes, sum(len(b) for b in blobs))
                 self.ref_cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol, got.endswith(":wide"))
                                                 for k, b in enumerate(blobs)])
+                self._ask(first=key)
         return self.ref_cache[key]
+
+    def _forget(self, shape: int, seed: int, factor: float) -> None:
+        """Lets go of expected outputs once checked (asked for again, they are computed again): with outputs of
+        several GB, every one kept would hold the judge's memory (memory_plan.py)."""
+        self.ref_cache.pop(f"{shape}:{seed}:{factor!r}", None)
 
     # --- messages ---------------------------------------------------------------------------------------
     def _recv(self, proc: Process, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
@@ -525,10 +552,15 @@ class Judge:
                     if not same_bytes(a, b):
                         raise Verdict("incorrect", f"The candidate is not deterministic: two runs on the same inputs "
                                                    f"(shape {_shape_text(self.shapes[i])}, seed {seed}) gave different output {k}.")
+            if rep:  # both runs checked: neither their outputs nor the expected ones are needed again
+                first.pop((i, seed), None)
+                self._forget(i, seed, 1.0)
 
     def _expect_any(self, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
         assert self.worker is not None
         header, blobs = self._recv(self.worker, stage)
+        if header["type"] == "refused":  # memory_plan.py: the problem does not fit the device, whatever the kernel
+            raise SpecError(str(header.get("message", ""))[:2000])
         if header["type"] == "error":
             raise Verdict("runtime_error", f"The candidate raised an error in the {header.get('stage')} stage"
                                            f"{self._where()}: {header.get('message', '')[:300]}",
@@ -625,9 +657,9 @@ class Judge:
                 self.stages["retimed_shapes"] = self.stages.get("retimed_shapes", 0) + len(again)
                 again = [i for i in again if len(received[i]) == 2 and apart(*[
                     intervals([[_pass(h)]], estimate)[0][0] for h in received[i]])]
-            self.worker.send({"type": "timed"})
+            self.worker.send({"type": "timed", **kernelbench_timing.request(self.backend.name)})
             self.current = None
-            self._expect_any("timing")  # the final message
+            final, _ = self._expect_any("timing")  # the final message
             self.stages["timing_s"] = time.monotonic() - t
         t = time.monotonic()
         # The device is free again: the worker now sends what it kept (outputs and arguments of timed calls and
@@ -639,18 +671,25 @@ class Judge:
                 if header["fresh"]["guard"]:
                     self._check_call({"guard": header["fresh"]["guard"]}, [], i, header["fresh"]["seed"], 1.0,
                                      "fresh inputs in the timed buffers after timing")
-            evidence, blobs = self._expect_any("verify")
-            if evidence["type"] != "verify" or evidence.get("shape") != i:
-                raise Verdict("runtime_error", f"The worker sent {evidence['type']!r} where the evidence of shape "
-                                               f"{i} was expected.")
-            offset = 0
-            for v in evidence["entries"]:
-                part = blobs[offset:offset + v["count"]]
-                offset += v["count"]
-                what = ("fresh inputs in the timed buffers after timing" if v["what"] == "fresh"
-                        else f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
-                self._check_call({"digests": v["digests"], "dtypes": v["dtypes"]}, part, i, v["seed"], v["factor"],
-                                 what)
+            # every timed pass's kept calls and its fresh-input call, one message each (one call's outputs held
+            # at a time: memory_plan.py)
+            left = sum(len(h["verify"]) + 1 for h in passes)
+            while left > 0:
+                evidence, blobs = self._expect_any("verify")
+                if evidence["type"] != "verify" or evidence.get("shape") != i or not evidence.get("entries"):
+                    raise Verdict("runtime_error", f"The worker sent {evidence['type']!r} where the evidence of "
+                                                   f"shape {i} was expected.")
+                offset = 0
+                for v in evidence["entries"]:
+                    part = blobs[offset:offset + v["count"]]
+                    offset += v["count"]
+                    what = ("fresh inputs in the timed buffers after timing" if v["what"] == "fresh"
+                            else f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
+                    self._check_call({"digests": v["digests"], "dtypes": v["dtypes"]}, part, i, v["seed"],
+                                     v["factor"], what)
+                    self._forget(i, v["seed"], v["factor"])
+                    left -= 1
+                blobs, part = [], []  # the received outputs go before the next call's arrive
             header = passes[0]
             b, c = shape_estimate([_pass(h) for h in passes], estimate)
             spreads.append(_iqr(header["samples"]["candidate"]) / c if c > 0 else 0.0)
@@ -661,6 +700,8 @@ class Judge:
                          "batch": header["batch"]["candidate"], "method": header.get("timer", "")})
             if len(passes) > 1:
                 rows[-1]["passes"] = len(passes)
+            if isinstance(header.get("memory"), dict):  # the memory plan of its first pass (memory_plan.py)
+                rows[-1]["memory"] = header["memory"]
         shape_iv, overall_iv = intervals([[_pass(h) for h in passes] for passes in received], estimate)
         for row, (lo, hi) in zip(rows, shape_iv):
             row["interval"] = [lo, hi]
@@ -678,6 +719,7 @@ class Judge:
                        "interval": f"{int(LEVEL * 100)}%: bootstrap over rounds, widened to the spread between buffer "
                                    f"sets and passes"},
         }
+        kernelbench_timing.annotate(verdict, final.get("kernelbench"), gpu)
         if self.opts.profile:
             from .profiling import profile
             verdict["profile"] = profile(self, rows, spreads)

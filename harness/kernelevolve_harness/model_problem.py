@@ -1,9 +1,11 @@
 """A KernelBench-format problem at run time: what the generated spec (kernelbench.py) calls in the worker and
 reference processes.
 
-Shapes: the problem's module-level size constants are one shape; a problem may list more in SHAPES (dicts of
+Shapes: the problem's module-level size constants are one shape (those get_inputs() reads: a constant read only
+by get_init_inputs() is an argument of Model, not a size); a problem may list more in SHAPES (dicts of
 constants to override), which get_inputs() and get_init_inputs() then read. Inputs: get_inputs() under the
-seed the judge picks (Python's, numpy's and torch's generators seeded alike), moved to the problem's device.
+seed the judge picks (Python's, numpy's and torch's generators seeded alike), drawn on the problem's GPU (torch's
+default device) or on the host and moved to the problem's device.
 
 Weights: each (module, shape) gets one instance, made under a fixed seed from get_init_inputs() (as
 KernelBench makes Model and ModelNew under the same seed); then every parameter, buffer or numpy attribute of
@@ -12,8 +14,10 @@ that creates its weights in another order still computes with the reference's we
 """
 from __future__ import annotations
 
+import ast
 import ctypes
 import importlib.util
+import os
 import random
 import sys
 import uuid
@@ -22,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 import numpy as np
 
 from .compare import KERNELBENCH_TOLERANCE
+from .kernelbench import init_only_names
 
 INIT_SEED = 42
 
@@ -149,7 +154,10 @@ class ModelProblem:
                                  f"of the problem")
             self.shapes = [dict(s) for s in declared]
         else:
-            self.shapes = [{k: v for k, v in self.defaults.items() if type(v) is int}]
+            # the sizes get_inputs() reads; a constant only get_init_inputs() reads is an argument of Model
+            with open(path, encoding="utf-8") as f:
+                init_only = init_only_names(ast.parse(f.read(), filename=path))
+            self.shapes = [{k: v for k, v in self.defaults.items() if type(v) is int and k not in init_only}]
         # KernelBench's own rule unless the problem file gives a TOLERANCE (compare.py, docs/harness.md)
         self.tolerance = dict(getattr(self.module, "TOLERANCE", None) or KERNELBENCH_TOLERANCE)
         self.instances: Dict[Tuple[int, Tuple[Any, ...]], Any] = {}
@@ -163,13 +171,29 @@ class ModelProblem:
 
     def inputs(self, shape: Dict[str, Any], seed: int) -> Tuple[Any, ...]:
         self.apply(shape)
-        _seed(seed)
-        args = [self.to_device(a) for a in self.module.get_inputs()]
+        args = [self.to_device(a) for a in self.draw(seed)]
         sig = self.signature(args)
         known = self.by_signature.setdefault(sig, dict(shape))
         if known != dict(shape):
             raise ValueError(f"shapes {known} and {shape} give inputs of the same sizes; make them differ")
         return tuple(args)
+
+    def draw(self, seed: int) -> List[Any]:
+        """get_inputs() under the seed. On a GPU, its tensors are drawn there (torch's default device set to the
+        GPU while it runs): the same distributions from the GPU's generator, the same values in every process of
+        one device; drawing a published KernelBench input on the host took seconds (6.4 GB of torch.rand) and
+        this was done some fifteen times per evaluation. KERNELEVOLVE_INPUTS_ON_HOST=1, or a get_inputs() that
+        fails so, draws on the host as KernelBench does."""
+        t = _torch()
+        if t is not None and self.device != "cpu" and os.environ.get("KERNELEVOLVE_INPUTS_ON_HOST") != "1":
+            _seed(seed)
+            try:
+                with t.device(self.device):
+                    return list(self.module.get_inputs())
+            except Exception:
+                pass
+        _seed(seed)
+        return list(self.module.get_inputs())
 
     def to_device(self, a: Any) -> Any:
         t = _torch()

@@ -54,6 +54,13 @@ export class CandidateStore {
     if (c.verdict) this.rescore(c);
   }
 
+  /** A cancelled candidate's source is no longer taken: it was never judged, so it may be proposed again (from a
+   *  parent that turned out well). */
+  release(c: Candidate): void {
+    if (this.byHash.get(c.hash) === c.id) this.byHash.delete(c.hash);
+    this.hashes.delete(c.hash);
+  }
+
   judged(c: Candidate, verdict: Verdict): void {
     c.verdict = verdict;
     this.rescore(c);

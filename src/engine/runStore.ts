@@ -20,7 +20,7 @@ import type { Verdict } from '../contract/verdict';
 export const RUN_FORMAT = 1;
 
 export interface RunCounters {
-  /** Budget units used: every proposal (new, duplicate) and every invalid answer. */
+  /** Budget units used: every proposal (new, duplicate, cancelled as moot) and every invalid answer. */
   used: number;
   evaluated: number;
   duplicates: number;
@@ -223,7 +223,8 @@ export class RunStore {
       if (line.finishedAt) c.timings.finishedAt = line.finishedAt;
     }
     for (const c of candidates) {
-      c.state = c.verdict ? 'done' : 'queued';
+      // a cancelled candidate (moot speculation) stays cancelled: a resumed run does not judge it
+      c.state = c.verdict ? 'done' : c.state === 'cancelled' ? 'cancelled' : 'queued';
       store.known.set(c.id, c);
     }
     const invalid = readJsonLines<InvalidProposal>(path.join(dir, 'invalid.jsonl'));
@@ -291,6 +292,9 @@ export class RunStore {
       }
       case 'candidate-evaluated':
         this.recordVerdict(e.candidate);
+        break;
+      case 'candidate-cancelled':
+        this.saveCandidate(e.candidate);
         break;
       case 'proposal-invalid':
         this.recordInvalid(e.invalid);

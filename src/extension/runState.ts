@@ -27,7 +27,7 @@ export function rowOf(c: Candidate): CandidateRow {
     speedup: c.verdict?.status !== 'ok' ? undefined : scoreOf(c),
     ...(scoreInterval(c) ? { interval: scoreInterval(c) } : {}),
     host: c.placement?.host ?? c.verdict?.host,
-    reason: c.verdict?.reason,
+    reason: c.verdict?.reason ?? c.cancelled,
     proposedAt: c.timings.proposedAt,
     finishedAt: c.timings.finishedAt,
     ...(confirmation ? { confirmation } : {}),
@@ -39,7 +39,7 @@ export const NOT_JUDGED = 'not judged';
 
 /** A row the run has not judged (nor already said it will not). */
 function isOpen(r: CandidateRow): boolean {
-  return r.state !== 'done' && r.state !== NOT_JUDGED && !r.status;
+  return r.state !== 'done' && r.state !== 'cancelled' && r.state !== NOT_JUDGED && !r.status;
 }
 
 /** The figure the editor shows for a candidate (lens, preview, notification), the same as its table row. */
@@ -100,6 +100,7 @@ export class RunState {
           return { runId, header: { runDir: ev.runDir, specPath: ev.specPath, kernel: ev.kernel, status: 'running', reason: undefined } };
         case 'candidate-proposed':
         case 'candidate-evaluated':
+        case 'candidate-cancelled':
           this.candidates.set(ev.candidate.id, ev.candidate);
           return { runId, rows: [rowOf(ev.candidate)] };
         case 'candidate-started': {
