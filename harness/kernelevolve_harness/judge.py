@@ -552,7 +552,8 @@ class Judge:
                     if not same_bytes(a, b):
                         raise Verdict("incorrect", f"The candidate is not deterministic: two runs on the same inputs "
                                                    f"(shape {_shape_text(self.shapes[i])}, seed {seed}) gave different output {k}.")
-            if rep:  # both runs checked: neither their outputs nor the expected ones are needed again
+            if rep == 1:  # both runs checked: neither their outputs nor the expected ones are needed again (the
+                # call on the same buffers with this seed's inputs came before its runs)
                 first.pop((i, seed), None)
                 self._forget(i, seed, 1.0)
 

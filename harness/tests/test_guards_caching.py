@@ -5,9 +5,9 @@ STATE = "#include <cstring>\n#include <cmath>\nstatic int calls = 0;\n"
 
 
 def test_skipping_work_after_the_correctness_calls_is_caught(harness: Harness) -> None:
-    # 3 shapes x 2 seeds x 3 calls (two runs, then the same buffers again) = 18 correctness calls; afterwards it
-    # returns at once.
-    v = harness.mm("  if (++calls > 18) return;\n" + NAIVE, STATE)
+    # 3 shapes x (2 seeds x 2 runs + the same buffers again with the second seed's inputs) = 15 correctness calls;
+    # afterwards it returns at once.
+    v = harness.mm("  if (++calls > 15) return;\n" + NAIVE, STATE)
     assert v["status"] == "incorrect", v
     assert "timed" in v["reason"]
 
@@ -37,7 +37,7 @@ static Entry cache[256]; static int used = 0;
 def test_caching_results_by_call_count_is_caught(harness: Harness) -> None:
     prelude = STATE + "static float saved[48 * 40];\n"
     body = """  ++calls;
-  if (calls > 18 && calls % 4 != 0) { std::memcpy(C, saved, sizeof(float) * M * N); return; }
+  if (calls > 15 && calls % 4 != 0) { std::memcpy(C, saved, sizeof(float) * M * N); return; }
 """ + NAIVE + "\n  std::memcpy(saved, C, sizeof(float) * M * N);"
     v = harness.mm(body, prelude)
     assert v["status"] == "incorrect", v
@@ -72,7 +72,9 @@ def test_returning_at_once_when_called_again_on_the_same_buffers_is_caught(harne
     body = "  if (A == lastA && C == lastC) return;\n  lastA = A; lastC = C;\n" + NAIVE
     v = harness.mm(body, prelude)
     assert v["status"] == "incorrect", v
-    assert "the same buffers called again with new inputs" in v["reason"], v
+    # the output left poisoned: on the same buffers with new inputs, or already in the second run when the
+    # allocator gives it the first run's addresses again (the replaying variant below is right there)
+    assert "the same buffers called again with new inputs" in v["reason"] or "second run" in v["reason"], v
 
 
 def test_replaying_the_last_result_for_the_same_buffers_is_caught(harness: Harness) -> None:
