@@ -4,7 +4,8 @@ tolerance given as (rtol, atol), so it follows whatever rule the judge settles o
 
 - an element that is NaN or Inf where the reference is finite fails;
 - where the reference is NaN or Inf, the output must be the same (NaN for NaN);
-- over the finite elements, element-wise |c - r| <= atol + rtol * |r|, and the norm-relative error
+- over the finite elements, element-wise (1 + rtol) * |c - r| <= atol + rtol * |r| (compare.element_bounds), and
+  the norm-relative error
   ||c - r|| / ||r|| <= rtol (||c - r|| when ||r|| is 0), as an extra condition.
 
 Ints and bools: equal. Only a few numbers cross to the host per chunk (counts, sums, the worst element), so a
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
 import numpy as np
+
+from .compare import element_bounds
 
 CHUNK_ELEMENTS = 1 << 24
 
@@ -128,6 +131,7 @@ def check(k: int, cand: Any, ref: Any, rtol: float, atol: float, chunk: int = CH
                          f"at index {index(first_bad)} ({bad_count} of {n} elements differ)")
         return Found(None)
 
+    scaled_rtol, scaled_atol = element_bounds(rtol, atol)
     broken_count, first_broken = 0, -1
     special_mismatch = -1
     finite_count = 0
@@ -161,7 +165,7 @@ def check(k: int, cand: Any, ref: Any, rtol: float, atol: float, chunk: int = CH
         diff = ops.abs(c - r)
         squares_d += ops.sum_squares(diff)
         squares_r += ops.sum_squares(ops.abs(r))
-        allowed = ops.abs(r) * rtol + atol
+        allowed = ops.abs(r) * scaled_rtol + scaled_atol
         excess = diff / allowed
         n_bad += ops.count(excess > 1.0)
         i, e = ops.argmax(excess)

@@ -41,6 +41,12 @@ def tolerance(dtype: str, spec_tol: Dict[str, Any]) -> Tuple[float, float]:
     return (float(own.get("rtol", spec_tol.get("rtol", rtol))), float(own.get("atol", spec_tol.get("atol", atol))))
 
 
+def element_bounds(rtol: float, atol: float) -> Tuple[float, float]:
+    """The element rule (1 + rtol)|c - r| <= atol + rtol|r| as |c - r| <= atol' + rtol'|r|: (rtol', atol'), for
+    every routine that applies it (Expected here, chunked_compare on a device)."""
+    return rtol / (1 + rtol), atol / (1 + rtol)
+
+
 def _norm(x: np.ndarray) -> float:
     """2-norm without BLAS (a BLAS thread pool on a busy machine costs more than the sum), in float64. Real
     arrays: one pass with no temporaries (einsum), half the time of squaring a copy on 32 MiB."""
@@ -108,7 +114,7 @@ class Expected:
         if wide and self.finite:
             self.atol = max(self.atol, self.rtol * self.norm_r / math.sqrt(self.finite))
         # the element rule (1 + rtol)|c - r| <= atol + rtol|r|, as |c - r| <= atol' + rtol'|r|
-        self.scaled_rtol, self.scaled_atol = self.rtol / (1 + self.rtol), self.atol / (1 + self.rtol)
+        self.scaled_rtol, self.scaled_atol = element_bounds(self.rtol, self.atol)
 
     def _finite_norm(self) -> Tuple[int, float, bool]:
         """(finite elements, their 2-norm, every element finite): one pass in chunks."""

@@ -101,3 +101,17 @@ def test_float16_and_float64_are_compared_as_compare_py_does() -> None:
         cand[500] = cand[500] + dtype(0.5)
         assert both(cand, ref, 100, rtol=1e-3, atol=1e-3)
         assert both(ref.copy(), ref, 100, rtol=1e-3, atol=1e-3) is None
+
+
+@pytest.mark.parametrize("chunk", [11, 1 << 24])
+def test_errors_at_the_edge_of_the_allowance_are_judged_as_compare_judges_them(rows: np.ndarray, chunk: int) -> None:
+    # (1 + rtol)|c - r| <= atol + rtol|r|: an error just inside passes, one between that and atol + rtol|r| fails, in
+    # both routines (rtol 1e-2, where the factor is resolvable in float32; a floor far below the values)
+    rtol, atol = 1e-2, 1e-9
+    plain = atol + rtol * np.abs(rows.astype(np.float64))
+    inside = (rows + 0.98 * plain / (1 + rtol) * np.sign(rows)).astype(np.float32)
+    between = rows.copy()
+    between[3, 4] = np.float32(rows[3, 4] + 0.995 * plain[3, 4] * np.sign(rows[3, 4]))
+    assert both(inside, rows, chunk, rtol, atol) is None
+    text = both(between, rows, chunk, rtol, atol)
+    assert text and "(3, 4)" in text and "1 of 1961 elements out of tolerance" in text, text
