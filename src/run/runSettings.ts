@@ -22,8 +22,8 @@ export interface RunSettings {
   /** Upper bound on one evaluation, seconds. */
   jobTimeoutS: number;
   profile: boolean;
-  /** The harness's `--inputs`: `problem` judges by the spec's inputs alone (no robustness pass). */
-  inputs: InputsMode;
+  /** The harness's `--inputs`: `problem` judges by the spec's inputs alone (no robustness pass); absent: `wide`. */
+  inputs?: InputsMode;
 }
 
 export const RUN_DEFAULTS = {
