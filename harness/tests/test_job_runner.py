@@ -78,8 +78,10 @@ def test_a_job_from_stdin_answers_one_verdict_envelope_with_its_lock(tmp_path: P
     assert e["verdict"]["status"] == "ok", e["verdict"]
     assert e["device"] == "3"
     assert e["lock"] == str(tmp_path / "locks" / "gpu-3.lock")
-    start, end = e["verdict"]["timing"]["lock_held"]
-    assert 0 < end - start < e["elapsed_ms"] / 1000
+    holds = e["verdict"]["timing"]["lock_held"]  # one hold per timed pass of a shape
+    assert len(holds) >= 3
+    assert all(0 < end - start for start, end in holds)
+    assert holds[-1][1] - holds[0][0] < e["elapsed_ms"] / 1000
     assert e["elapsed_ms"] > 0 and e["node"]
 
 
@@ -149,7 +151,7 @@ def test_a_malformed_job_is_refused_with_a_sentence(tmp_path: Path, cache_dir: P
 
 def test_two_jobs_on_one_device_never_time_at_once(tmp_path: Path, cache_dir: Path) -> None:
     jobs = [start_job(mm_job(NAIVE + f"\n  // {i}\n", device="0"), tmp_path, cache_dir) for i in range(3)]
-    held = sorted(tuple(answer(p)["verdict"]["timing"]["lock_held"]) for p in jobs)
+    held = sorted(tuple(h) for p in jobs for h in answer(p)["verdict"]["timing"]["lock_held"])
     for (_, end), (start, _) in zip(held, held[1:]):
         assert end <= start, held
 

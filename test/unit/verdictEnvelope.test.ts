@@ -6,7 +6,7 @@ import { MalformedAnswerError, parseJobAnswer, parseVerdict } from '../../src/co
 import { verdictFromAnswer } from '../../src/remote/harnessJob';
 
 const ok = { status: 'ok', reason: 'Correct on 2 shape(s).', speedup: 1.5,
-  shapes: [{ shape: { n: 4 }, baseline_ms: 2, candidate_ms: 1, speedup: 2 }], timing: { lock: true, lock_held: [1, 2] } };
+  shapes: [{ shape: { n: 4 }, baseline_ms: 2, candidate_ms: 1, speedup: 2 }], timing: { lock: true, lock_held: [[1, 2]] } };
 const envelope = (fields: Record<string, unknown>) => ({ envelope: 1, node: 'box', device: '0', lock: '/tmp/kernelevolve-locks/gpu-0.lock', elapsed_ms: 1234, ...fields });
 
 describe('the job runner envelope', () => {
