@@ -684,13 +684,6 @@ def _pass(header: Dict[str, Any]) -> Tuple[List[float], List[float], List[int]]:
     return header["samples"]["baseline"], header["samples"]["candidate"], labels
 
 
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
 def _phases(header: Dict[str, Any]) -> Dict[str, float]:
     """The worker's account of where a shape's timed section went (diagnostics only; never part of a verdict's
     judgement, so anything malformed is left out)."""

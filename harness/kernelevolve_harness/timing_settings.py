@@ -40,8 +40,9 @@ class TimingSettings:
     def from_env(cls, gpu: bool) -> "TimingSettings":
         """The defaults for the device kind, each overridden by its environment variable. The GPU's rounds stop
         on precision (30 to 200 rounds, at most 1.2 s of timed work); the CPU's take at least 80 ms of timed work,
-        since a shared machine's samples are noisy and a few lucky ones must not end a pass."""
-        base = cls() if gpu else cls(floor_rounds=5, floor_s=0.08, ceiling_s=0.32, round_goal=0.02)
+        since a shared machine's samples are noisy and a few lucky ones must not end a pass, and at most as long
+        again."""
+        base = cls() if gpu else cls(floor_rounds=5, floor_s=0.08, ceiling_s=0.16, round_goal=0.02)
         return cls(
             floor_rounds=max(3, int(_env("KERNELEVOLVE_MIN_SAMPLES", base.floor_rounds))),
             floor_s=_env("KERNELEVOLVE_TIMING_BUDGET_S", base.floor_s),
