@@ -576,7 +576,8 @@ class Judge:
             self.stages[key] = self.stages.get(key, 0.0) + secs
         if TRACE:
             sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] timed shape {i}: {header.get('rounds')} rounds, "
-                             f"{header.get('timer')}; " + ", ".join(f"{k} {v:.3f} s" for k, v in phases.items()) + "\n")
+                             f"{header.get('timer')}, {header.get('rule')}; "
+                             + ", ".join(f"{k} {v:.3f} s" for k, v in phases.items()) + "\n")
 
     def _timing(self) -> Dict[str, Any]:
         assert self.worker is not None

@@ -192,7 +192,9 @@ class ShapeTiming:
         and the worker waits once per group of rounds, so the GPU runs them back to back; a group ends early at
         a spot-checked round, whose outputs are copied right after it."""
         t0, wall = _perf_counter(), time.time()
-        rule = StoppingRule(self.s, "median" if self.gpu else "lower quartile")
+        # kernels under ~10 us (graphs) need their ratio to +-5%, the others to +-2% (the fidelity goal)
+        goal = self.s.round_goal_short if isinstance(self.timer, GraphTimer) else self.s.round_goal
+        rule = StoppingRule(self.s, "median" if self.gpu else "lower quartile", goal)
         spots = set(spot_rounds(self.rng, self.s.floor_rounds))
         everything: Dict[str, List[float]] = {"baseline": [], "candidate": []}  # kept or set aside
         order = ["baseline", "candidate"]

@@ -36,8 +36,9 @@ class StoppingRule:
     """Feed it each kept round (add_measurement) and each round set aside (add_set_aside); ask is_finished()
     after each group of rounds. estimator: "median" (GPU) or "lower quartile" (CPU), as the verdict uses."""
 
-    def __init__(self, settings: TimingSettings, estimator: str = "median") -> None:
+    def __init__(self, settings: TimingSettings, estimator: str = "median", goal: Optional[float] = None) -> None:
         self.s = settings
+        self.goal = settings.round_goal if goal is None else goal
         self.estimator = estimator
         self.baseline: List[float] = []
         self.candidate: List[float] = []
@@ -77,13 +78,13 @@ class StoppingRule:
             return "ceiling: rounds"
         if self.timed_s >= s.ceiling_s:
             return "ceiling: timed work"
-        if s.round_goal <= 0:
+        if self.goal <= 0:
             return "floor"
         # the bootstrap again once a tenth more rounds are in (each check costs about a millisecond)
         if self.half_width is None or kept - self._checked_at >= max(1, self._checked_at // 10):
             self._checked_at = kept
             self.half_width = self.interval_half_width()
-        return "precise" if self.half_width <= s.round_goal else ""
+        return "precise" if self.half_width <= self.goal else ""
 
     def interval_half_width(self) -> float:
         """The larger distance from the ratio to an end of its bootstrap interval, relative to the ratio."""

@@ -26,6 +26,8 @@ class TimingSettings:
     ceiling_rounds: int = 200  # KERNELEVOLVE_MAX_SAMPLES
     ceiling_s: float = 1.2  # KERNELEVOLVE_TIMING_CEILING_S
     round_goal: float = 0.01  # KERNELEVOLVE_ROUND_GOAL: the pass's 95% interval, relative half-width
+    # GPU kernels under ~10 us (timed as CUDA graphs), whose fidelity goal is +-5% rather than +-2%
+    round_goal_short: float = 0.025  # KERNELEVOLVE_ROUND_GOAL_SHORT
     # The judge: shapes whose verdict interval is wider than ratio_goal (or that disagree with the others) are
     # timed again in new buffers, at most retime_shapes of them.
     ratio_goal: float = 0.02  # KERNELEVOLVE_RATIO_GOAL
@@ -49,6 +51,7 @@ class TimingSettings:
             ceiling_rounds=int(_env("KERNELEVOLVE_MAX_SAMPLES", base.ceiling_rounds)),
             ceiling_s=_env("KERNELEVOLVE_TIMING_CEILING_S", base.ceiling_s),
             round_goal=_env("KERNELEVOLVE_ROUND_GOAL", base.round_goal),
+            round_goal_short=_env("KERNELEVOLVE_ROUND_GOAL_SHORT", base.round_goal_short),
             ratio_goal=_env("KERNELEVOLVE_RATIO_GOAL", base.ratio_goal),
             retime_shapes=int(_env("KERNELEVOLVE_RETIME_SHAPES", base.retime_shapes)),
             buffer_sets=max(1, int(_env("KERNELEVOLVE_BUFFER_SETS", base.buffer_sets))),

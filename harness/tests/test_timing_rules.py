@@ -99,3 +99,12 @@ def test_settings_come_from_the_environment_and_travel_whole(monkeypatch: pytest
     s = TimingSettings.from_env(gpu=True)
     assert (s.floor_rounds, s.ceiling_rounds, s.round_goal, s.ceiling_s, s.buffer_sets) == (12, 50, 0.005, 2.5, 4)
     assert TimingSettings.from_message(dict(s.to_message(), unknown=1)) == s
+
+
+def test_a_kernel_under_10_us_stops_at_its_own_looser_goal() -> None:
+    # graph-timed kernels (under ~10 us) need their ratio to +-5% (the fidelity goal), not +-2%: the same noisy
+    # samples stop much earlier at round_goal_short
+    assert run(StoppingRule(GPU, goal=GPU.round_goal_short), noise=0.06) < run(StoppingRule(GPU), noise=0.06)
+    rule = StoppingRule(GPU, goal=0.025)
+    run(rule, noise=0.06)
+    assert rule.stats().reason == "precise" and rule.stats().half_width <= 0.025
