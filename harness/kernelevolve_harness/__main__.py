@@ -68,7 +68,7 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
     from .parent_watch import exit_with_parent
     exit_with_parent()
     opts = Options(spec=a.spec, candidate=a.candidate, baseline=a.baseline, profile=a.profile, lock=a.lock,
-                   timeout_scale=a.timeout_scale, warm=not a.no_warm, owner=_warm_owner())
+                   timeout_scale=a.timeout_scale, warm=not a.no_warm, owner=_warm_owner(), inputs=a.inputs)
     verdict = _clean(evaluate(opts))
     if a.json:
         sys.stdout.write(json.dumps(verdict) + "\n")
@@ -107,6 +107,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     e.add_argument("--json", action="store_true", help="print the verdict as one JSON line")
     e.add_argument("--lock", help="a file to flock while timing, shared by evaluations on one device")
     e.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every stage timeout by this")
+    e.add_argument("--inputs", choices=("wide", "problem"), default="wide",
+                   help="wide (default): where the spec's inputs are narrow (all in [0, 1), all non-negative), also "
+                        "judge on signed, larger inputs of the same shapes; problem: the problem's inputs alone, as "
+                        "KernelBench judges")
     e.add_argument("--no-warm", action="store_true",
                    help="start each worker as a new Python instead of forking it from this host's warm-worker server")
     w = sub.add_parser("warm", help="(started by evaluate) the warm-worker server of one backend on this host")

@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import numpy as np
 
 from . import arrays as A
+from . import memory_plan as M
 from .backends import get_backend
 from .protocol import Channel
 from .shape_timing import Kept, ShapeTiming
@@ -64,6 +65,11 @@ class Worker:
                         if A.is_float(leaf):
                             A.scale(leaf, factor)
         return args
+
+    def wide_inputs(self, shape_index: int, seed: int) -> Tuple[List[Any], str, str]:
+        """The robustness pass's inputs for (shape, seed), what was narrow and what replaced it (wide_inputs.py)."""
+        from .wide_inputs import widen
+        return widen(self.make_inputs(shape_index, seed, 1.0), self.outputs, seed)
 
     def result_outputs(self, result: Any, args: List[Any]) -> List[Any]:
         outs = [x for o in A.as_output_list(result) for x in (A.leaves(o) if isinstance(o, (list, tuple)) else [o])]
@@ -133,7 +139,9 @@ class ReferenceWorker(Worker):
         except SpecError as e:
             self.send("spec_error", message=str(e))
             return None
-        ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace}
+        M.release(self.backend.gpu, getattr(self, "set_bytes", 0))
+        ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace,
+                 "output_bytes": getattr(self, "output_bytes", 0)}
         self.send("ready", compiled=self.backend.compiled_since(cached), **ready)
         return ready
 
@@ -170,6 +178,20 @@ class ReferenceWorker(Worker):
             if b is not None and b != a and j not in self.outputs and j not in self.inplace:
                 raise SpecError(f"{where}: the baseline changes argument {j}, which is not in OUTPUTS or INPLACE; "
                                 f"add {j} to OUTPUTS (written only) or INPLACE (read and written).")
+        self.refuse_if_too_large(args, outs)
+        self.output_bytes = M.array_bytes(self.result_outputs(result, args))  # the judge asks ahead by this
+
+    def refuse_if_too_large(self, args: List[Any], outs: List[Any]) -> None:
+        """A problem that cannot be judged on this device even with one buffer set is refused here, before the
+        candidate runs (memory_plan.py)."""
+        gpu = self.backend.gpu
+        inputs = M.array_bytes(args)
+        returned = M.new_output_bytes(outs, args)
+        self.set_bytes = inputs + returned
+        free, source = M.free_bytes(gpu, held=self.set_bytes)
+        why = M.refusal(inputs, self.set_bytes, returned, free, source, gpu)
+        if why:
+            raise SpecError(why)
 
     def check_layout(self, where: str, args: List[Any]) -> None:
         """Every set of inputs of a shape must fit the same buffers: the timed calls move each one into buffers
@@ -197,10 +219,18 @@ class ReferenceWorker(Worker):
 
     def serve(self, req: Dict[str, Any]) -> None:
         i, seed, factor = req["shape"], req["seed"], req["factor"]
-        args = self.make_inputs(i, seed, factor)
+        narrow = wide = ""
+        if req.get("wide"):  # the robustness pass: none when no input of this draw is narrow
+            args, narrow, wide = self.wide_inputs(i, seed)
+            if not narrow:
+                self.send("ref", [], key=req["key"], digests=[], dtypes=[], narrow="", wide="")
+                return
+        else:
+            args = self.make_inputs(i, seed, factor)
         digests = self.arg_digests(args)
         if self.spec_has_reference():
-            result = self.spec.reference(*[A.rebuild(a, A.clone) for a in args])
+            # the inputs' fingerprints are taken, and they are not read again: no copy (one set less in memory)
+            result = self.spec.reference(*args)
             outs = A.as_output_list(result)
         else:
             for j in self.outputs:
@@ -210,7 +240,10 @@ class ReferenceWorker(Worker):
             self.backend.synchronize()
             outs = self.result_outputs(result, args)
         blobs, dtypes = self.pack_outputs(outs)
-        self.send("ref", blobs, key=req["key"], digests=digests, dtypes=dtypes, cpu_s=round(time.process_time(), 3))
+        self.send("ref", blobs, key=req["key"], digests=digests, dtypes=dtypes, narrow=narrow, wide=wide,
+                  cpu_s=round(time.process_time(), 3))
+        del args, result, outs, blobs
+        M.release(self.backend.gpu, getattr(self, "set_bytes", 0))
 
     def spec_has_reference(self) -> bool:
         return callable(getattr(self.spec, "reference", None))
@@ -338,6 +371,8 @@ class CandidateWorker(Worker):
             self.send("loaded")
             stage = "correctness"
             self.baseline_compiled = 0
+            self.set_bytes: Dict[int, int] = {}  # each shape's input/output set, measured on its first call
+            self.returned_bytes: Dict[int, int] = {}
             self.correctness()
             stats = self.backend.runtime_stats(self.kc, kernel)
             if self.backend.jit_compiles:
@@ -359,12 +394,15 @@ class CandidateWorker(Worker):
                 if pass_cmd.get("type") != "retime":
                     break
                 shapes = pass_cmd["shapes"]
+            M.release(self.backend.gpu, max(self.set_bytes.values(), default=0))  # for the reference's checks
             self.send("final")
             # Every pass is over: now the evidence is hashed and sent.
             stage = "verify"
             for i, entries in enumerate(kept):
                 self.send_kept(i, entries)
                 entries.clear()
+        except M.MemoryRefused as e:
+            self.send("refused", stage=stage, message=str(e))
         except Exception as e:
             self.send("error", stage=stage, message=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-3000:])
 
@@ -422,10 +460,13 @@ class CandidateWorker(Worker):
                 A.poison(leaf)
 
     def correctness(self) -> None:
+        seeds = self.cfg["seeds"]
         for i in range(len(self.shapes)):
-            for seed in self.cfg["seeds"]:
+            for n, seed in enumerate(seeds):
+                # drawn once per seed: the kernel gets a guarded copy, so these stay pristine for the second run (a
+                # draw of a published KernelBench input takes seconds)
+                args = self.make_inputs(i, seed, 1.0)
                 for rep in (0, 1):  # the second run checks determinism
-                    args = self.make_inputs(i, seed, 1.0)
                     gargs, guards = self.guarded_args(args)
                     self.poison_outputs(gargs)
                     self.send("calling", shape=i, seed=seed, rep=rep)
@@ -436,10 +477,52 @@ class CandidateWorker(Worker):
                         result = self.spec.launch(self.kc, *gargs)
                     self.backend.synchronize()
                     outs = self.result_outputs(result, gargs)
+                    if rep == 0 and seed == self.cfg["seeds"][0]:
+                        self.returned_bytes[i] = M.new_output_bytes(outs, gargs)
+                        self.set_bytes[i] = M.array_bytes(args) + self.returned_bytes[i]
                     blobs, dtypes = self.pack_outputs(outs)
                     self.send("call", blobs, phase="correct", shape=i, seed=seed, factor=1.0, rep=rep,
                               guard=self.guard_damage(guards), leftovers=self.leftovers(),
                               digests=self.arg_digests(gargs), dtypes=dtypes)
+                    # this call's arrays go before the next call's are made: one set of each at a time (the second
+                    # run's buffers stay for the call on the same buffers)
+                    del result, outs, blobs
+                    if rep == 0:
+                        del gargs, guards
+                self.same_buffers_call(i, seeds[(n + 1) % len(seeds)], gargs, guards)
+                del gargs, guards, args
+        if self.cfg.get("inputs", "wide") == "wide":
+            for i in range(len(self.shapes)):
+                self.wide_call(i, seeds[0])
+        M.release(self.backend.gpu, max(self.set_bytes.values(), default=0))
+
+    def wide_call(self, i: int, seed: int) -> None:
+        """The robustness pass on shape i, where the problem's draw is narrow (phase "wide")."""
+        args, narrow, _ = self.wide_inputs(i, seed)
+        if not narrow:
+            return
+        gargs, guards = self.guarded_args(args)
+        self.poison_outputs(gargs)
+        self.send("calling", shape=i, seed=seed, rep=0)
+        result = self.spec.launch(self.kc, *gargs)
+        self.backend.synchronize()
+        blobs, dtypes = self.pack_outputs(self.result_outputs(result, gargs))
+        self.send("call", blobs, phase="wide", shape=i, seed=seed, factor=1.0, rep=0, guard=self.guard_damage(guards),
+                  leftovers=self.leftovers(), digests=self.arg_digests(gargs), dtypes=dtypes)
+
+    def same_buffers_call(self, i: int, seed: int, gargs: List[Any], guards: List[Tuple[int, A.Guard]]) -> None:
+        """The buffers of the last call (same addresses) refilled with another seed's inputs, outputs poisoned
+        again, and called once more (rep 2): a result kept by buffer address shows here. The timed calls rotate
+        their buffers, so this is where a program that refills the same buffers every step is stood in for."""
+        for j, a in enumerate(self.make_inputs(i, seed, 1.0)):
+            gargs[j] = A.fill(gargs[j], a, (lambda dst, _a: A.poison(dst)) if j in self.outputs else A.copy_into)
+        self.send("calling", shape=i, seed=seed, rep=2)
+        result = self.spec.launch(self.kc, *gargs)
+        self.backend.synchronize()
+        blobs, dtypes = self.pack_outputs(self.result_outputs(result, gargs))
+        self.send("call", blobs, phase="correct", shape=i, seed=seed, factor=1.0, rep=2,
+                  guard=self.guard_damage(guards), leftovers=self.leftovers(), digests=self.arg_digests(gargs),
+                  dtypes=dtypes)
 
     def watched_call(self, i: int, args: List[Any], gargs: List[Any]) -> Any:
         """The candidate's call with its GPU torch operators recorded; those the baseline's launch does not
@@ -485,13 +568,13 @@ class CandidateWorker(Worker):
         return True
 
     def send_kept(self, i: int, entries: List[Kept]) -> None:
-        blobs: List[Any] = []
-        described = []
-        for e in entries:
-            b, dtypes = self.pack_outputs(e.outputs)
-            described.append(dict(e.meta, dtypes=dtypes, digests=e.digests, count=len(b)))
-            blobs.extend(b)
-        self.send("verify", blobs, shape=i, entries=described, cpu_s=round(time.process_time(), 3))
+        """One message per kept call, each let go once sent: the judge holds one call's outputs at a time."""
+        while entries:
+            e = entries.pop(0)
+            blobs, dtypes = self.pack_outputs(e.outputs)
+            entry = dict(e.meta, dtypes=dtypes, digests=e.digests, count=len(blobs))
+            self.send("verify", blobs, shape=i, entries=[entry], cpu_s=round(time.process_time(), 3))
+            del e, blobs
 
     def refill(self, gargs: List[Any], pool: List[List[Any]], p: int, factor: float) -> None:
         """Pool entry p into the same buffers, untimed: its arrays copied in (floats scaled by factor, the rule of

@@ -10,6 +10,7 @@ A job is a JSON object:
   baseline          path of the baseline source (default: the spec's SOURCE)
   baseline_source, baseline_name   a baseline sent with the job instead
   profile           true to profile the candidate
+  inputs            "wide" (default: the robustness pass where the spec's inputs are narrow) or "problem"
   device            the device the job runs on (CUDA_VISIBLE_DEVICES); names its timing lock
   lock_device       names the timing lock when the device's machine-wide name differs from `device` (a Slurm
                     job's GPUs, renumbered from 0 inside the job)
@@ -65,6 +66,7 @@ class Job:
     baseline_source: Optional[str] = None
     baseline_name: Optional[str] = None
     profile: bool = False
+    inputs: str = "wide"
     device: Optional[str] = None
     lock_device: Optional[str] = None
     timeout_s: Optional[float] = None
@@ -116,6 +118,10 @@ def parse_job(data: Any) -> Job:
     if not isinstance(profile, bool) and profile is not None:
         raise JobError('The job\'s "profile" must be true or false.')
     job.profile = bool(profile)
+    inputs = data.get("inputs", "wide")
+    if inputs not in ("wide", "problem", None):
+        raise JobError(f'The job\'s "inputs" must be "wide" or "problem"; got {inputs!r}.')
+    job.inputs = inputs or "wide"
     timeout = data.get("timeout_s")
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
@@ -178,6 +184,8 @@ class JobRun:
             args += ["--baseline", baseline]
         if job.profile:
             args.append("--profile")
+        if job.inputs != "wide":
+            args += ["--inputs", job.inputs]
         return args
 
     def start(self) -> None:

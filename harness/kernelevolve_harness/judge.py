@@ -35,6 +35,8 @@ HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Stage timeouts in seconds, before --timeout-scale. Correctness and timing are per message (per call, per shape).
 TRACE = bool(os.environ.get("KERNELEVOLVE_TRACE"))  # stage timestamps on stderr, for finding slow stages
+# expected outputs asked of the reference ahead of need, at most (memory_plan.py)
+PREFETCH_BYTES = int(float(os.environ.get("KERNELEVOLVE_PREFETCH_BYTES", 2 << 30)))
 TIMEOUTS = {"compile": 180.0, "reference": 300.0, "load": 120.0, "correctness": 60.0, "timing": 120.0, "verify": 120.0}
 
 
@@ -49,6 +51,7 @@ class Options:
     warm: bool = True  # fork workers from this host's warm-worker server (warm.py) when it can be had
     shared_reference: bool = True  # one reference process for every evaluation of a spec (_worker.SharedReference)
     owner: Optional[int] = None  # the process whose exit ends that server (default: this one)
+    inputs: str = "wide"  # "problem": no robustness pass (wide_inputs.py), as KernelBench judges
 
 
 class WarmServerLost(Exception):
@@ -208,6 +211,8 @@ class Judge:
         self.worker: Optional[Process] = None
         self.ref_cache: Dict[str, Tuple[Dict[str, Any], List[Any]]] = {}
         self.ref_pending: List[str] = []  # keys asked of the reference process, in the order it answers
+        self.ref_queue: List[Tuple[str, int, int, float, bool]] = []  # keys wanted, not asked yet (ref_bytes: too large)
+        self.ref_bytes = 0  # one answer's outputs, in bytes (0: not known, every key is asked at once)
         self.rng = secrets.SystemRandom()
         self.stage = "compile"
         self.t0 = time.monotonic()
@@ -288,7 +293,8 @@ class Judge:
         threads_allowed = bool(re.search(r"#\s*pragma\s+omp\b", strip_comments(base_text)))
         self.threads_allowed = threads_allowed
         self.worker.send({"type": "candidate", "candidate_artifact": cand_build.artifact, "seeds": self.seeds,
-                          "outputs": self.outputs, "inplace": self.inplace, "threads_allowed": threads_allowed})
+                          "outputs": self.outputs, "inplace": self.inplace, "threads_allowed": threads_allowed,
+                          "inputs": self.opts.inputs})
         t = time.monotonic()
         self._expect("loaded", "load")
         self._correctness()
@@ -347,6 +353,7 @@ class Judge:
         if header["type"] != "ready":
             raise SpecError(f"The reference process failed: {header.get('message', header['type'])}")
         self.ref_outputs = header["outputs"]
+        self.ref_bytes = int(header.get("output_bytes") or 0)
         self.ref_inplace = header["inplace"]
         if header.get("log"):
             self.ref.log_path = header["log"]  # a shared reference logs in its own folder
@@ -356,22 +363,36 @@ class Judge:
                              f"new cache entries for the baseline\n")
         return header["info"]
 
-    def prefetch(self, wanted: List[Tuple[int, int, float]]) -> None:
+    def prefetch(self, wanted: List[Tuple[int, int, float]], wide: bool = False) -> None:
         """Asks the reference process for expected outputs ahead of need; it answers in order, computing the
-        next while the judge compares the last."""
+        next while the judge compares the last. Each answer waits in the judge's memory until it is used, so no
+        more are asked at a time than PREFETCH_BYTES of outputs hold (at least one). wide: on the robustness pass's
+        inputs (wide_inputs.py)."""
         assert self.ref is not None
         for shape, seed, factor in wanted:
-            key = f"{shape}:{seed}:{factor!r}"
-            if key not in self.ref_cache and key not in self.ref_pending:
-                self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key})
-                self.ref_pending.append(key)
+            key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
+            if key not in self.ref_cache and key not in self.ref_pending and all(q[0] != key for q in self.ref_queue):
+                self.ref_queue.append((key, shape, seed, factor, wide))
+        self._ask()
 
-    def reference(self, shape: int, seed: int, factor: float) -> Tuple[Dict[str, Any], List[Any]]:
+    def _ask(self, first: str = "") -> None:
+        """Sends queued requests while the answers outstanding fit PREFETCH_BYTES (`first` goes first)."""
+        assert self.ref is not None
+        self.ref_queue.sort(key=lambda q: q[0] != first)  # stable: the rest keep their order
+        room = max(1, PREFETCH_BYTES // self.ref_bytes) if self.ref_bytes else len(self.ref_queue)
+        while self.ref_queue and len(self.ref_pending) < room:
+            key, shape, seed, factor, wide = self.ref_queue.pop(0)
+            self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key, "wide": wide})
+            self.ref_pending.append(key)
+
+    def reference(self, shape: int, seed: int, factor: float, wide: bool = False) -> Tuple[Dict[str, Any], List[Any]]:
         """The expected outputs for (shape, seed, input scale), from the clean reference process; cached."""
-        key = f"{shape}:{seed}:{factor!r}"
+        key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
         if key not in self.ref_cache:
             assert self.ref is not None
-            self.prefetch([(shape, seed, factor)])
+            self.prefetch([(shape, seed, factor)], wide)
+            if key not in self.ref_pending:
+                self._ask(first=key)
             from .arrays import from_npy
             from .compare import Expected
             tol = self.info.get("tolerance") or {}
@@ -387,9 +408,16 @@ class Judge:
                 got = self.ref_pending.pop(0)
                 if header.get("key") != got:
                     raise SpecError(f"The reference process answered {header.get('key')!r} for {got!r}.")
-                self.ref_cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol)
+                self.ref_bytes = max(self.ref_bytes, sum(len(b) for b in blobs))
+                self.ref_cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol, got.endswith(":wide"))
                                                 for k, b in enumerate(blobs)])
+                self._ask(first=key)
         return self.ref_cache[key]
+
+    def _forget(self, shape: int, seed: int, factor: float) -> None:
+        """Lets go of expected outputs once checked (asked for again, they are computed again): with outputs of
+        several GB, every one kept would hold the judge's memory (memory_plan.py)."""
+        self.ref_cache.pop(f"{shape}:{seed}:{factor!r}", None)
 
     # --- messages ---------------------------------------------------------------------------------------
     def _recv(self, proc: Process, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
@@ -438,7 +466,8 @@ class Judge:
 
     # --- correctness ---------------------------------------------------------------------------------
     def _check_call(self, header: Dict[str, Any], blobs: List[bytes], shape: int, seed: int, factor: float,
-                    what: str, known_good: Optional[Tuple[List[Any], List[str]]] = None) -> List[Any]:
+                    what: str, known_good: Optional[Tuple[List[Any], List[str]]] = None,
+                    wide: bool = False) -> List[Any]:
         """Checks one call's evidence. Outputs bitwise equal to ones already found correct for the same inputs
         (known_good) are not compared again."""
         where = f"shape {_shape_text(self.shapes[shape])}, seed {seed}" + (f", {what}" if what else "")
@@ -446,7 +475,7 @@ class Judge:
             raise Verdict("runtime_error", f"On {where}, {header['leftovers']}; kernels must finish their work before returning.")
         if header.get("guard"):
             raise Verdict("incorrect", f"On {where}, the candidate {header['guard']} (an out-of-bounds write, caught by the guard bands).")
-        ref_header, ref_outs = self.reference(shape, seed, factor)
+        ref_header, ref_outs = self.reference(shape, seed, factor, wide)
         digests, ref_digests = header.get("digests") or [], ref_header["digests"]
         for j, (d, rd) in enumerate(zip(digests, ref_digests)):
             if rd is not None and j not in self.outputs and j not in self.inplace and d != rd:
@@ -470,7 +499,11 @@ class Judge:
     def _correctness(self) -> None:
         assert self.worker is not None
         self.prefetch([(i, seed, 1.0) for i in range(len(self.shapes)) for seed in self.seeds])
+        wide = self.opts.inputs == "wide"
+        if wide:
+            self.prefetch([(i, self.seeds[0], 1.0) for i in range(len(self.shapes))], wide=True)
         first: Dict[Tuple[int, int], Tuple[List[Any], List[str]]] = {}
+        widened: List[int] = []  # the shapes judged on wide inputs
         while True:
             header, blobs = self._expect_any("correctness")
             if header["type"] == "calling":
@@ -489,24 +522,39 @@ class Judge:
             if header["type"] == "correct_done":
                 self.compile_stats.update(header.get("compile") or {})
                 self.current = None
+                if wide:
+                    from .robustness import require_every_pass
+                    require_every_pass(self, widened)
                 return
             if header["type"] != "call":
                 raise Verdict("runtime_error", f"The worker sent {header['type']!r} during correctness checks.")
             i, seed, rep = header["shape"], header["seed"], header["rep"]
-            outs = self._check_call(header, blobs, i, seed, 1.0, "" if rep == 0 else "second run",
-                                    known_good=first.get((i, seed)) if rep else None)
+            if header.get("phase") == "wide":
+                from .robustness import check_wide_call
+                check_wide_call(self, header, blobs, wide)
+                widened.append(i)
+                continue
+            if rep not in (0, 1, 2):
+                raise Verdict("runtime_error", f"The worker sent a correctness call numbered {rep!r}.")
+            what = ("", "second run", "the same buffers called again with new inputs")[rep]
+            outs = self._check_call(header, blobs, i, seed, 1.0, what, known_good=first.get((i, seed)) if rep else None)
             if rep == 0:
                 first[(i, seed)] = (outs, header.get("dtypes") or [])
-            elif not self.backend.gpu and not self.threads_allowed:  # threaded reductions may reorder sums
+            elif rep == 1 and not self.backend.gpu and not self.threads_allowed:  # threaded reductions reorder sums
                 from .compare import same_bytes
                 for k, (a, b) in enumerate(zip(first[(i, seed)][0], outs)):
                     if not same_bytes(a, b):
                         raise Verdict("incorrect", f"The candidate is not deterministic: two runs on the same inputs "
                                                    f"(shape {_shape_text(self.shapes[i])}, seed {seed}) gave different output {k}.")
+            if rep:  # both runs checked: neither their outputs nor the expected ones are needed again
+                first.pop((i, seed), None)
+                self._forget(i, seed, 1.0)
 
     def _expect_any(self, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
         assert self.worker is not None
         header, blobs = self._recv(self.worker, stage)
+        if header["type"] == "refused":  # memory_plan.py: the problem does not fit the device, whatever the kernel
+            raise SpecError(str(header.get("message", ""))[:2000])
         if header["type"] == "error":
             raise Verdict("runtime_error", f"The candidate raised an error in the {header.get('stage')} stage"
                                            f"{self._where()}: {header.get('message', '')[:300]}",
@@ -629,18 +677,25 @@ class Judge:
                 if header["fresh"]["guard"]:
                     self._check_call({"guard": header["fresh"]["guard"]}, [], i, header["fresh"]["seed"], 1.0,
                                      "fresh inputs in the timed buffers after timing")
-            evidence, blobs = self._expect_any("verify")
-            if evidence["type"] != "verify" or evidence.get("shape") != i:
-                raise Verdict("runtime_error", f"The worker sent {evidence['type']!r} where the evidence of shape "
-                                               f"{i} was expected.")
-            offset = 0
-            for v in evidence["entries"]:
-                part = blobs[offset:offset + v["count"]]
-                offset += v["count"]
-                what = ("fresh inputs in the timed buffers after timing" if v["what"] == "fresh"
-                        else f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
-                self._check_call({"digests": v["digests"], "dtypes": v["dtypes"]}, part, i, v["seed"], v["factor"],
-                                 what)
+            # every timed pass's kept calls and its fresh-input call, one message each (one call's outputs held
+            # at a time: memory_plan.py)
+            left = sum(len(h["verify"]) + 1 for h in passes)
+            while left > 0:
+                evidence, blobs = self._expect_any("verify")
+                if evidence["type"] != "verify" or evidence.get("shape") != i or not evidence.get("entries"):
+                    raise Verdict("runtime_error", f"The worker sent {evidence['type']!r} where the evidence of "
+                                                   f"shape {i} was expected.")
+                offset = 0
+                for v in evidence["entries"]:
+                    part = blobs[offset:offset + v["count"]]
+                    offset += v["count"]
+                    what = ("fresh inputs in the timed buffers after timing" if v["what"] == "fresh"
+                            else f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
+                    self._check_call({"digests": v["digests"], "dtypes": v["dtypes"]}, part, i, v["seed"],
+                                     v["factor"], what)
+                    self._forget(i, v["seed"], v["factor"])
+                    left -= 1
+                blobs, part = [], []  # the received outputs go before the next call's arrive
             header = passes[0]
             b, c = shape_estimate([_pass(h) for h in passes], estimate)
             spreads.append(_iqr(header["samples"]["candidate"]) / c if c > 0 else 0.0)
@@ -651,6 +706,8 @@ class Judge:
                          "batch": header["batch"]["candidate"], "method": header.get("timer", "")})
             if len(passes) > 1:
                 rows[-1]["passes"] = len(passes)
+            if isinstance(header.get("memory"), dict):  # the memory plan of its first pass (memory_plan.py)
+                rows[-1]["memory"] = header["memory"]
         shape_iv, overall_iv = intervals([[_pass(h) for h in passes] for passes in received], estimate)
         for row, (lo, hi) in zip(rows, shape_iv):
             row["interval"] = [lo, hi]

@@ -3,7 +3,8 @@ reference processes.
 
 Shapes: the problem's module-level size constants are one shape; a problem may list more in SHAPES (dicts of
 constants to override), which get_inputs() and get_init_inputs() then read. Inputs: get_inputs() under the
-seed the judge picks (Python's, numpy's and torch's generators seeded alike), moved to the problem's device.
+seed the judge picks (Python's, numpy's and torch's generators seeded alike), drawn on the problem's GPU (torch's
+default device) or on the host and moved to the problem's device.
 
 Weights: each (module, shape) gets one instance, made under a fixed seed from get_init_inputs() (as
 KernelBench makes Model and ModelNew under the same seed); then every parameter, buffer or numpy attribute of
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import os
 import random
 import sys
 import uuid
@@ -21,8 +23,9 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
+from .compare import KERNELBENCH_TOLERANCE
+
 INIT_SEED = 42
-DEFAULT_TOLERANCE = {"rtol": 1e-2}  # KernelBench's rtol; the atol follows the reference's scale (compare.py)
 
 
 def _torch() -> Any:
@@ -149,7 +152,8 @@ class ModelProblem:
             self.shapes = [dict(s) for s in declared]
         else:
             self.shapes = [{k: v for k, v in self.defaults.items() if type(v) is int}]
-        self.tolerance = dict(getattr(self.module, "TOLERANCE", None) or DEFAULT_TOLERANCE)
+        # KernelBench's own rule unless the problem file gives a TOLERANCE (compare.py, docs/harness.md)
+        self.tolerance = dict(getattr(self.module, "TOLERANCE", None) or KERNELBENCH_TOLERANCE)
         self.instances: Dict[Tuple[int, Tuple[Any, ...]], Any] = {}
         self.by_signature: Dict[Tuple[Any, ...], Dict[str, Any]] = {}
         self.keep: List[Any] = []  # the modules behind self.instances' keys stay alive (ids are not reused)
@@ -161,13 +165,29 @@ class ModelProblem:
 
     def inputs(self, shape: Dict[str, Any], seed: int) -> Tuple[Any, ...]:
         self.apply(shape)
-        _seed(seed)
-        args = [self.to_device(a) for a in self.module.get_inputs()]
+        args = [self.to_device(a) for a in self.draw(seed)]
         sig = self.signature(args)
         known = self.by_signature.setdefault(sig, dict(shape))
         if known != dict(shape):
             raise ValueError(f"shapes {known} and {shape} give inputs of the same sizes; make them differ")
         return tuple(args)
+
+    def draw(self, seed: int) -> List[Any]:
+        """get_inputs() under the seed. On a GPU, its tensors are drawn there (torch's default device set to the
+        GPU while it runs): the same distributions from the GPU's generator, the same values in every process of
+        one device; drawing a published KernelBench input on the host took seconds (6.4 GB of torch.rand) and
+        this was done some fifteen times per evaluation. KERNELEVOLVE_INPUTS_ON_HOST=1, or a get_inputs() that
+        fails so, draws on the host as KernelBench does."""
+        t = _torch()
+        if t is not None and self.device != "cpu" and os.environ.get("KERNELEVOLVE_INPUTS_ON_HOST") != "1":
+            _seed(seed)
+            try:
+                with t.device(self.device):
+                    return list(self.module.get_inputs())
+            except Exception:
+                pass
+        _seed(seed)
+        return list(self.module.get_inputs())
 
     def to_device(self, a: Any) -> Any:
         t = _torch()

@@ -1,8 +1,9 @@
 """One timed pass of one shape: the baseline and the candidate in interleaved rounds, in three phases that the
 judge brackets with the timing lock, so that nothing but the timed rounds runs while it is held:
 
-    setup()      before the lock: the inputs, the buffers, the calibration (which timer, how many calls per
-                 sample), CUDA graphs captured, page-locked memory for the copies taken during the rounds
+    setup()      before the lock: the inputs, the buffers (as many as the memory plan allows: memory_plan.py),
+                 the calibration (which timer, how many calls per sample), CUDA graphs captured, page-locked
+                 memory for the copies taken during the rounds
     rounds()     under the lock: rounds until the stopping rule says enough; returns the samples
     evidence()   after the lock: the last timed calls' outputs kept, the guard bands checked, the fresh-input call
 
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import arrays as A
+from . import memory_plan as M
+from .protocol import BATCH_BYTES, MAX_BATCH
 from .stopping_rule import StoppingRule, describe
 from .timers import (FLUSH_BYTES, GRAPH_BELOW_MS, CpuTimer, EventTimer, GraphTimer, calibrate_sleep, gpu_call_ms,
                      graph_call_ms, graph_calls)
@@ -28,7 +31,6 @@ from .timing_settings import TimingSettings
 _perf_counter = time.perf_counter
 
 ROTATION_BYTES = 2 << 30  # the most device memory a shape's rotating buffer sets take
-GROUP_ROUNDS = 8  # GPU rounds queued before the worker waits for them
 SPOT_CHECKS = 2  # timed samples, picked with the judge's secret, whose outputs are copied at once and checked
 LAST_CHECKED = 8  # buffer sets of the last timed sample whose outputs are checked
 
@@ -55,7 +57,7 @@ def rotation_sets(set_bytes: int, wanted: int) -> int:
     return max(1, min(wanted, int(ROTATION_BYTES // max(1, set_bytes))))
 
 
-def batch_cap(set_bytes: int, max_batch: int, batch_bytes: int) -> int:
+def batch_cap(set_bytes: int, max_batch: int = MAX_BATCH, batch_bytes: int = BATCH_BYTES) -> int:
     """How many buffer sets of set_bytes one timing sample may use."""
     return max(1, min(max_batch, int(batch_bytes // max(1, set_bytes))))
 
@@ -90,10 +92,13 @@ class ShapeTiming:
     def setup(self) -> None:
         t0, wall = _perf_counter(), time.time()
         w = self.w
-        self.pool = [w.make_inputs(self.i, s, 1.0) for s in self.pool_seeds]
-        self.fresh = w.make_inputs(self.i, self.fresh_seed, 1.0)  # a seed never seen, for the same buffers
+        M.release(self.gpu, getattr(w, "set_bytes", {}).get(self.i, 0))  # the last shape's buffers
+        self.pool = [w.make_inputs(self.i, self.pool_seeds[0], 1.0)]
         set_bytes = sum(A.nbytes(leaf) for a in self.pool[0] for leaf in A.leaves(a))
         cap = batch_cap(set_bytes, self.s.max_batch, self.s.batch_bytes)
+        self.mem = self._memory_plan(self.pool[0], cap)
+        cap = min(cap, self.mem.sets if self.gpu else self.mem.per_kernel_sets())
+        self.pool += [w.make_inputs(self.i, s, 1.0) for s in self.pool_seeds[1:self.mem.pool]]
         if self.gpu:
             self._setup_gpu(set_bytes, cap)
         else:
@@ -103,19 +108,28 @@ class ShapeTiming:
         self.phases["setup"] = _perf_counter() - t0 - self.phases["capture"]
         self.spans["setup"] = [wall, time.time()]
 
+    def _memory_plan(self, first: List[Any], cap: int) -> M.MemoryPlan:
+        """This shape's buffer sets, pool and rounds in flight, from the memory the device has (memory_plan.py)."""
+        inputs = M.array_bytes(first)
+        returned = getattr(self.w, "returned_bytes", {}).get(self.i, 0)
+        wanted = max(rotation_sets(inputs + returned, self.s.buffer_sets), cap) if self.gpu else 2 * cap
+        return M.plan(inputs, inputs + returned, returned, wanted, len(self.pool_seeds), self.gpu,
+                      wanted_rounds=M.GROUP_ROUNDS, held=inputs)
+
     def _setup_cpu(self, cap: int) -> None:
-        """Each kernel in buffer sets of its own; a sample calls it once on each of n sets, n such that a sample
-        takes about a millisecond."""
+        """Each kernel in buffer sets of its own (one set for both where memory holds one); a sample calls it once
+        on each of n sets, n such that a sample takes about a millisecond."""
         w = self.w
         self.timer = CpuTimer(w.spec.launch)
+        shared = [w.guarded_args(self.pool[0])] if self.mem.sets == 1 else None
         for name, k in self.kernels.items():
-            first = w.guarded_args(self.pool[0])
+            first = shared[0] if shared else w.guarded_args(self.pool[0])
             ms = float("inf")
             for _ in range(2):  # a warm-up call, and the calibration
                 w.refill(first[0], self.pool, 0, 1.0)
                 ms = min(ms, self.timer.single(k, first[0]))
-            n = CpuTimer.batch_size(ms, cap)
-            self.sets[name] = [first] + [w.guarded_args(self.pool[0]) for _ in range(n - 1)]
+            n = 1 if shared else CpuTimer.batch_size(ms, cap)
+            self.sets[name] = shared or [first] + [w.guarded_args(self.pool[0]) for _ in range(n - 1)]
             self.plan[name] = [(0, 1.0)] * n
             self.batch[name] = n
 
@@ -136,6 +150,7 @@ class ShapeTiming:
                 _, result = gpu_call_ms(torch, flush, launch, k, shared[0][0])
             outs = w.result_outputs(result, shared[0][0])
         self._pin(outs, SPOT_CHECKS)
+        del result, outs  # the calibration's outputs are let go (memory_plan.py)
         gpu_ms = float("inf")
         if w.backend.graph_capture:  # a ctypes launcher launches on the legacy default stream: not capturable
             gpu_ms = min(graph_call_ms(torch, launch, k, shared[0][0]) for k in self.kernels.values())
@@ -143,7 +158,7 @@ class ShapeTiming:
             return
         self.timer = EventTimer(torch, launch, flush)
         calibrate_sleep(torch, flush)
-        n_sets = rotation_sets(set_bytes, self.s.buffer_sets)
+        n_sets = rotation_sets(set_bytes, min(self.mem.sets, self.s.buffer_sets))
         self.rotation = shared + [w.guarded_args(self.pool[0]) for _ in range(n_sets - 1)]
         self.sets = {name: [self.rotation[0]] for name in self.kernels}
         self.plan = {name: [(0, 1.0)] for name in self.kernels}
@@ -214,7 +229,7 @@ class ShapeTiming:
                 self.last_queued = name
             taken += 1
             order.reverse()
-            if not (spot or len(pending) >= 2 * GROUP_ROUNDS or not self.gpu or taken == self.s.floor_rounds):
+            if not (spot or len(pending) >= 2 * self.mem.group_rounds or not self.gpu or taken == self.s.floor_rounds):
                 continue
             done = self.timer.finish([q for _, _, q in pending])
             for a in range(0, len(done) - 1, 2):  # a round: its two samples, kept or set aside together
@@ -228,7 +243,8 @@ class ShapeTiming:
                 b, c = pair["baseline"].ms, pair["candidate"].ms
                 rule.add_measurement(b, c, pending[a][1], timed_s=(b * self.batch["baseline"]
                                                                    + c * self.batch["candidate"]) / 1000.0)
-            pending = []
+            # their outputs are let go (memory_plan.py: one round's outputs at a time, and the candidate's last)
+            pending, done, pair = [], [], {}
             if spot:
                 j = self.rng.randrange(len(self.sets["candidate"]))
                 self._keep(self.sets["candidate"][j][0], self.last_results[j], self.plan["candidate"][j], "timed",
@@ -243,7 +259,8 @@ class ShapeTiming:
             # launcher that waits for the device itself): the samples as they are, and the verdict says so.
             samples, labels, host_waits = everything, [0] * len(everything["candidate"]), -1
         report: Dict[str, Any] = {"samples": samples, "batch": self.batch, "timer": self.timer.kind,
-                                  "rounds": taken, "rule": describe(stats)}
+                                  "rounds": taken, "rule": describe(stats),
+                                  "memory": dict(self.mem.to_json(), sets_used=sum(len(g) for g in self.distinct))}
         if self.rotation:
             report["buffer_sets"] = labels
         if isinstance(self.timer, EventTimer):
@@ -286,7 +303,9 @@ class ShapeTiming:
         if left:
             self._tripped(leftovers=left)
         gargs, guards = self.sets["candidate"][0]
-        w.refill(gargs, [self.fresh], 0, 1.0)  # its arrays and its own scalars, outputs poisoned
+        self.pool, self.last_results = [], []  # copied to the host already: room for the fresh inputs (memory_plan.py)
+        fresh_inputs = w.make_inputs(self.i, self.fresh_seed, 1.0)  # a seed never seen, in the same buffers
+        w.refill(gargs, [fresh_inputs], 0, 1.0)  # its arrays and its own scalars, outputs poisoned
         result = w.spec.launch(w.kc, *gargs)
         w.backend.synchronize()
         guard = w.guard_damage(guards)

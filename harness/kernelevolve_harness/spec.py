@@ -106,7 +106,7 @@ class SpecInfo:
     shapes: List[Dict[str, Any]]
     outputs: Optional[List[int]]
     inplace: List[int]
-    tolerance: Dict[str, float]
+    tolerance: Dict[str, Any]
     has_reference: bool
     flops: List[Optional[float]] = field(default_factory=list)
     bytes: List[Optional[float]] = field(default_factory=list)
@@ -237,9 +237,17 @@ def _shapes(shapes: Any, where: str) -> List[Dict[str, Any]]:
     return [dict(s) for s in shapes]
 
 
-def _tolerance(tol: Any, where: str) -> Dict[str, float]:
+def _tolerance(tol: Any, where: str) -> Dict[str, Any]:
+    """{"rtol": .., "atol": ..}, with entries per dtype where outputs of several dtypes need their own
+    ({"float16": {"rtol": .., "atol": ..}}, over the plain pair for that dtype)."""
     tol = tol or {}
-    if not isinstance(tol, dict) or any(k not in ("rtol", "atol") or not isinstance(v, (int, float))
-                                        for k, v in tol.items()):
-        raise SpecError(f'{where}: TOLERANCE must be a dict like {{"rtol": 1e-3, "atol": 1e-5}}; got {tol!r}.')
-    return {k: float(v) for k, v in tol.items()}
+    example = '{"rtol": 1e-3, "atol": 1e-5} (or per dtype: {"float16": {"rtol": 1e-2, "atol": 1e-3}})'
+
+    def pair(d: Any) -> bool:
+        return isinstance(d, dict) and all(k in ("rtol", "atol") and isinstance(v, (int, float))
+                                           and not isinstance(v, bool) and v >= 0 for k, v in d.items())
+
+    if not isinstance(tol, dict) or not pair({k: v for k, v in tol.items() if k in ("rtol", "atol")}) or any(
+            k not in ("rtol", "atol") and not (isinstance(k, str) and pair(v)) for k, v in tol.items()):
+        raise SpecError(f"{where}: TOLERANCE must be a dict like {example}; got {tol!r}.")
+    return {k: ({kk: float(vv) for kk, vv in v.items()} if isinstance(v, dict) else float(v)) for k, v in tol.items()}

@@ -55,7 +55,7 @@ def enabled() -> bool:
 def preload(backend: str) -> List[str]:
     """Imports a worker would do first; failures are left for the worker to report in its own words."""
     mods = ["numpy", "kernelevolve_harness._worker", "kernelevolve_harness.arrays", "kernelevolve_harness.compare",
-            "kernelevolve_harness.op_watch"]
+            "kernelevolve_harness.op_watch", "kernelevolve_harness.wide_inputs"]
     try:
         from .backends import get_backend
         mods += get_backend(backend).preload_modules()

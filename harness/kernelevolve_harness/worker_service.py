@@ -239,6 +239,7 @@ class Worker:
                          candidate_source=str(job["candidate_source"]),
                          candidate_name=os.path.basename(str(job["candidate_name"])),
                          profile=bool(job.get("profile")), lock_device=gpus,
+                         inputs="problem" if job.get("inputs") == "problem" else "wide",
                          toolchain=job.get("toolchain") if isinstance(job.get("toolchain"), dict) else None,
                          timeout_s=float(timeout) if timeout else None),
                      scratch=str(scratch), python=self.python, owner=os.getpid())

@@ -134,3 +134,100 @@ def test_the_norm_is_the_plain_formula_for_every_kind() -> None:
               np.zeros(0, np.float32)):
         plain = float(np.sqrt(np.sum(np.abs(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)) ** 2)))
         assert abs(_norm(x) - plain) <= 1e-12 * max(plain, 1.0), (x.dtype, _norm(x), plain)
+
+
+# --- the rule: an absolute floor that never grows with the outputs (docs/harness.md, "The correctness rule") ----
+def _rows(seed: int, shape=(32, 32768)) -> np.ndarray:
+    return np.random.default_rng(seed).random(shape, dtype=np.float32)  # torch.rand's [0, 1), as KernelBench draws
+
+
+def test_an_exclusive_scan_in_place_of_cumsum_fails_on_long_rows() -> None:
+    # The old default atol (rtol x RMS of the reference, ~0.95 here; ~95 at KernelBench's rtol) let it pass.
+    from kernelevolve_harness.compare import KERNELBENCH_TOLERANCE
+    x = _rows(1)
+    ref = np.cumsum(x, axis=1, dtype=np.float32)
+    exclusive = ref - x
+    for tol in ({}, KERNELBENCH_TOLERANCE, {"rtol": 1e-2}):
+        msg = compare(0, exclusive, "float32", ref, "float32", tol)
+        assert msg is not None and "out of tolerance" in msg, (tol, msg)
+    # a legitimate reordering of the same sums (blocks of 1024 summed, then their prefix) passes
+    blocked = np.cumsum(x.reshape(32, 32, 1024), axis=2, dtype=np.float32)
+    blocked += np.concatenate([np.zeros((32, 1, 1), np.float32),
+                               np.cumsum(blocked[:, :-1, -1:], axis=1, dtype=np.float32)], axis=1)
+    assert compare(0, blocked.reshape(32, 32768), "float32", ref, "float32", KERNELBENCH_TOLERANCE) is None
+
+
+def test_a_reduction_missing_its_last_block_fails() -> None:
+    from kernelevolve_harness.compare import KERNELBENCH_TOLERANCE
+    x = _rows(2)
+    ref = x.sum(axis=1, dtype=np.float32)
+    short = x[:, :-256].sum(axis=1, dtype=np.float32)  # 32768 columns, the last block of 256 left out
+    assert np.allclose(short, ref, rtol=1e-2, atol=1e-2 * np.sqrt(np.mean(ref ** 2)))  # the old KernelBench default
+    for tol in ({}, KERNELBENCH_TOLERANCE):
+        msg = compare(0, short, "float32", ref, "float32", tol)
+        assert msg is not None and "32 of 32 elements out of tolerance" in msg, msg
+
+
+def test_a_row_or_a_column_left_unwritten_fails() -> None:
+    ref = np.random.default_rng(3).standard_normal((512, 1024)).astype(np.float32)
+    row = ref.copy()
+    row[311] = 0.0
+    col = ref.copy()
+    col[:, 1023] = 0.0
+    for wrong, where in ((row, "(311, "), (col, ", 1023)")):
+        msg = compare(0, wrong, "float32", ref, "float32", {})
+        assert msg is not None and where in msg, msg
+
+
+def test_the_absolute_floor_is_the_same_for_outputs_of_any_magnitude() -> None:
+    from kernelevolve_harness.compare import Expected
+    small = np.random.default_rng(4).standard_normal(1000).astype(np.float32)
+    for scale in (1.0, 1e3, 1e6):
+        e = Expected(small * np.float32(scale), "float32", {})
+        assert (e.rtol, e.atol) == (1e-4, 1e-4)
+    assert Expected(small, "float32", {"atol": 1e-6}).atol == 1e-6
+    assert Expected(small, "float64", {}).atol == 1e-9
+
+
+def test_a_spec_may_give_a_tolerance_per_dtype() -> None:
+    from kernelevolve_harness.compare import tolerance
+    tol = {"rtol": 1e-3, "float16": {"atol": 5e-3}}
+    assert tolerance("float16", tol) == (1e-3, 5e-3)
+    assert tolerance("float32", tol) == (1e-3, 1e-4)
+    assert tolerance("bfloat16", {}) == (2e-2, 2e-2)
+
+
+def test_what_passes_also_passes_torch_allclose_in_either_order() -> None:
+    # KernelBench's rule is torch.allclose(ref, new, atol, rtol): rtol x |new|. Ours takes the error (1 + rtol) times.
+    from kernelevolve_harness.compare import KERNELBENCH_TOLERANCE
+    rng = np.random.default_rng(6)
+    ref = (rng.standard_normal(20000) * 100).astype(np.float32)
+    for shrink in (1 - 1.5e-4, 1 - 0.99e-4, 1 + 0.99e-4):
+        cand = (ref * shrink).astype(np.float32)
+        ours = compare(0, cand, "float32", ref, "float32", KERNELBENCH_TOLERANCE) is None
+        theirs = np.allclose(ref, cand, rtol=1e-4, atol=1e-4) and np.allclose(cand, ref, rtol=1e-4, atol=1e-4)
+        assert not ours or theirs, shrink
+
+
+def test_the_robustness_pass_skips_elements_outside_the_ops_domain_and_allows_cancellation() -> None:
+    from kernelevolve_harness.compare import Expected
+    ref = np.array([np.nan, 2.0, 1000.0, 1e-3], np.float32)  # the log of a negative input is NaN
+    cand = np.array([7.0, 2.0, 1000.0, 1e-3 + 0.02], np.float32)
+    assert Expected(ref, "float32", {}).check(0, cand, "float32") is not None
+    assert Expected(ref, "float32", {}, wide=True).check(0, cand, "float32") is None  # 0.02 < 1e-4 x RMS ~ 0.05
+    assert Expected(ref, "float32", {}, wide=True).check(0, cand * 2, "float32") is not None
+
+
+def test_half_precision_and_complex_outputs_are_checked_by_the_same_routine() -> None:
+    rng = np.random.default_rng(8)
+    half = rng.standard_normal(70000).astype(np.float16)  # several chunks, checked in float32
+    assert compare(0, half.copy(), "float16", half, "float16", {}) is None
+    bad = half.copy()
+    bad[65000] += np.float16(0.5)
+    msg = compare(0, bad, "float16", half, "float16", {})
+    assert msg is not None and "[65000]" in msg and "1 of 70000" in msg, msg
+    z = (rng.standard_normal(5000) + 1j * rng.standard_normal(5000)).astype(np.complex64)
+    assert compare(0, z * np.complex64(1 + 1e-6), "complex64", z, "complex64", {}) is None
+    off = z.copy()
+    off[7] += np.complex64(1j)
+    assert "[7]" in compare(0, off, "complex64", z, "complex64", {})

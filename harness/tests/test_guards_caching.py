@@ -5,8 +5,9 @@ STATE = "#include <cstring>\n#include <cmath>\nstatic int calls = 0;\n"
 
 
 def test_skipping_work_after_the_correctness_calls_is_caught(harness: Harness) -> None:
-    # 3 shapes x 2 seeds x 2 runs = 12 correctness calls; afterwards it returns at once.
-    v = harness.mm("  if (++calls > 12) return;\n" + NAIVE, STATE)
+    # 3 shapes x 2 seeds x 3 calls (two runs, then the same buffers again) = 18 correctness calls; afterwards it
+    # returns at once.
+    v = harness.mm("  if (++calls > 18) return;\n" + NAIVE, STATE)
     assert v["status"] == "incorrect", v
     assert "timed" in v["reason"]
 
@@ -36,7 +37,7 @@ static Entry cache[256]; static int used = 0;
 def test_caching_results_by_call_count_is_caught(harness: Harness) -> None:
     prelude = STATE + "static float saved[48 * 40];\n"
     body = """  ++calls;
-  if (calls > 12 && calls % 4 != 0) { std::memcpy(C, saved, sizeof(float) * M * N); return; }
+  if (calls > 18 && calls % 4 != 0) { std::memcpy(C, saved, sizeof(float) * M * N); return; }
 """ + NAIVE + "\n  std::memcpy(saved, C, sizeof(float) * M * N);"
     v = harness.mm(body, prelude)
     assert v["status"] == "incorrect", v
@@ -61,3 +62,24 @@ def test_a_nondeterministic_result_is_caught(harness: Harness) -> None:
     v = harness.mm(NAIVE + "\n  if (++calls % 2 == 0) C[0] = std::nextafter(C[0], 1e30f);", STATE)
     assert v["status"] == "incorrect", v
     assert "not deterministic" in v["reason"]
+
+
+def test_returning_at_once_when_called_again_on_the_same_buffers_is_caught(harness: Harness) -> None:
+    # Remembers the buffers of its last call and returns at once when given them again, leaving whatever the
+    # output holds: a program that refills the same buffers every step would read stale results. The buffers
+    # of the timed calls rotate, so only a second call on the same buffers with new contents shows it.
+    prelude = STATE + "static const float* lastA = nullptr; static float* lastC = nullptr;\n"
+    body = "  if (A == lastA && C == lastC) return;\n  lastA = A; lastC = C;\n" + NAIVE
+    v = harness.mm(body, prelude)
+    assert v["status"] == "incorrect", v
+    assert "the same buffers called again with new inputs" in v["reason"], v
+
+
+def test_replaying_the_last_result_for_the_same_buffers_is_caught(harness: Harness) -> None:
+    prelude = STATE + ("static const float* lastA = nullptr; static float* lastC = nullptr;\n"
+                       "static float saved[48 * 40];\n")
+    body = ("  if (A == lastA && C == lastC) { std::memcpy(C, saved, sizeof(float) * M * N); return; }\n"
+            "  lastA = A; lastC = C;\n" + NAIVE + "\n  std::memcpy(saved, C, sizeof(float) * M * N);")
+    v = harness.mm(body, prelude)
+    assert v["status"] == "incorrect", v
+    assert "the same buffers called again with new inputs" in v["reason"], v

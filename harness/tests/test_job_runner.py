@@ -140,6 +140,7 @@ def test_a_wrong_spec_is_a_spec_error_that_says_what_to_fix(tmp_path: Path, cach
     ({"spec": "s.py", "candidate": "c.cpp", "timeout_s": -1}, "positive number"),
     ({"spec": "s.py", "candidate_source": "x", "candidate_name": "../evil.cpp"}, "plain file name"),
     ({"spec": "s.py", "candidate": "c.cpp", "gpu": 1}, "fields this harness does not know: gpu"),
+    ({"spec": "s.py", "candidate": "c.cpp", "inputs": "narrow"}, '"inputs" must be "wide" or "problem"'),
 ])
 def test_a_malformed_job_is_refused_with_a_sentence(tmp_path: Path, cache_dir: Path, job: Dict[str, Any],
                                                      said: str) -> None:
@@ -217,3 +218,15 @@ def test_describe_spec_leaves_computed_names_to_the_import_on_the_host(tmp_path:
     assert facts["ok"] is True
     assert facts["shapes"] is None and facts["computed"] == ["SHAPES"]
     assert facts["tolerance"] == {"rtol": 1e-3}
+
+
+def test_the_jobs_inputs_reach_the_judge(tmp_path: Path, cache_dir: Path) -> None:
+    # A HardSigmoid without its clamp: right on the problem's inputs (all in [0, 1)) alone.
+    candidate = tmp_path / "no_clamp.py"
+    candidate.write_text('import numpy as np\n\nCPP_SOURCE = r"""\n#include <cstdint>\nextern "C" void hs(float* o, '
+                         'const float* x, int64_t n) { for (int64_t i = 0; i < n; ++i) o[i] = (x[i] + 3.0f) / 6.0f; }\n'
+                         '"""\n\n\nclass ModelNew:\n    def __init__(self):\n        pass\n\n    def forward(self, x):\n'
+                         '        out = np.empty_like(x)\n        cpp.hs(out, x, x.size)\n        return out\n')
+    job = {"spec": str(SPECS / "narrow" / "hardsigmoid.py"), "candidate": str(candidate)}
+    assert run_job(job, tmp_path, cache_dir)["verdict"]["status"] == "narrow_inputs"
+    assert run_job(dict(job, inputs="problem"), tmp_path, cache_dir)["verdict"]["status"] == "ok"

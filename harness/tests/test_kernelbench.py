@@ -131,6 +131,40 @@ def test_file_without_model_new_is_a_compile_error(harness: Harness) -> None:
     assert "ModelNew" in v["reason"] + v.get("log", ""), v
 
 
+STALE_RELU = """import numpy as np
+
+CPP_SOURCE = r\"\"\"
+#include <cstdint>
+#include <cstring>
+static const float* lastX = nullptr;
+static float saved[1 << 16];
+extern "C" void relu_scale(float* out, const float* x, const float* w, int64_t rows, int64_t cols) {
+  if (x == lastX) { std::memcpy(out, saved, sizeof(float) * rows * cols); return; }
+  for (int64_t i = 0; i < rows * cols; ++i) out[i] = (x[i] > 0.0f ? x[i] : 0.0f) * w[i % cols];
+  lastX = x;
+  std::memcpy(saved, out, sizeof(float) * rows * cols);
+}
+\"\"\"
+
+
+class ModelNew:
+    def __init__(self, dim):
+        self.weight = np.zeros(dim, dtype=np.float32)
+
+    def forward(self, x):
+        out = np.empty_like(x)
+        cpp.relu_scale(out, x, self.weight, x.shape[0], x.shape[1])
+        return out
+"""
+
+
+def test_a_model_new_replaying_its_last_result_for_the_same_input_buffer_is_caught(harness: Harness) -> None:
+    # Its C++ keeps the last result by the input's address and copies it back when given that address again.
+    v = judge(harness, RELU, STALE_RELU)
+    assert v["status"] == "incorrect", v
+    assert "the same buffers called again with new inputs" in v["reason"], v
+
+
 def test_zero_softmax_passes_kernelbench_allclose_but_not_this_harness(harness: Harness) -> None:
     x = np.random.default_rng(0).standard_normal((8, 4096)).astype(np.float32)
     e = np.exp(x - x.max(axis=1, keepdims=True))

@@ -2,7 +2,7 @@
 (skipped where torch with CUDA, or Triton, is absent)."""
 import pytest
 
-from conftest import EXAMPLES, Harness
+from conftest import EXAMPLES, SPECS, Harness
 
 torch = pytest.importorskip("torch", reason="torch is not installed (model-cuda needs it)")
 if not torch.cuda.is_available():
@@ -48,4 +48,44 @@ def test_odd_shape_without_masks_is_incorrect_there(harness: Harness) -> None:
 def test_problem_judged_against_itself_is_ok(harness: Harness) -> None:
     # the run's baseline c0000: the problem's own Model calls torch, which the op watch must not count here
     v, _ = harness.evaluate(KB / "l1_relu.py", KB / "l1_relu.py", timeout=600)
+    assert v["status"] == "ok", v
+
+
+HARDSIGMOID = """import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def hs_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, {value}, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        n = x.numel()
+        hs_kernel[(triton.cdiv(n, 4096),)](x, out, n, BLOCK=4096, num_warps=8)
+        return out
+"""
+
+
+def test_a_hardsigmoid_without_its_clamp_is_narrow_inputs_on_the_gpu_too(harness: Harness) -> None:
+    # torch.rand's [0, 1): the robustness pass draws signed inputs on the device (torch's generator there)
+    problem = SPECS / "narrow" / "hardsigmoid_torch.py"
+    no_clamp = HARDSIGMOID.format(value="(x + 3.0) / 6.0")
+    v, _ = harness.evaluate(problem, no_clamp, suffix=".py", timeout=600)
+    assert v["status"] == "narrow_inputs", v
+    assert "all in [0, 1)" in v["reason"], v
+    v, _ = harness.evaluate(problem, no_clamp, "--inputs", "problem", suffix=".py", timeout=600)
+    assert v["status"] == "ok", v
+    right = HARDSIGMOID.format(value="tl.minimum(tl.maximum((x + 3.0) / 6.0, 0.0), 1.0)")
+    v, _ = harness.evaluate(problem, right, suffix=".py", timeout=600)
     assert v["status"] == "ok", v

@@ -9,10 +9,11 @@ import { createHosts, loadConfig, NO_HOSTS } from '../remote/hostConfig';
 import '../remote/hosts';
 import { CliError, EXIT } from './cliError';
 import { cliHostOptions } from './sshPrompts';
+import { inputsOption } from './inputsOption';
 import { formatVerdict } from './verdictFormat';
 
 export const EVALUATE_USAGE = `usage: kernelevolve evaluate --spec SPEC.py --candidate FILE [--baseline FILE] [--host NAME]
-                            [--config FILE] [--profile] [--json]`;
+                            [--config FILE] [--profile] [--inputs wide|problem] [--json]`;
 
 export async function evaluateCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -24,12 +25,14 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
       host: { type: 'string', multiple: true },
       config: { type: 'string' },
       profile: { type: 'boolean', default: false },
+      inputs: { type: 'string' },
       json: { type: 'boolean', default: false },
       'accept-new-host-key': { type: 'boolean', default: false },
     },
     strict: true,
   });
   if (!values.spec || !values.candidate) throw new CliError(`evaluate needs --spec and --candidate.\n${EVALUATE_USAGE}`);
+  const inputs = inputsOption(values.inputs);
   const spec = await describeSpec(values.spec);
   let candidateSource: string;
   try {
@@ -51,6 +54,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
       candidateSource,
       candidateFileName: path.basename(values.candidate),
       profile: values.profile,
+      ...(inputs ? { inputs } : {}),
     });
   } catch (e) {
     if (e instanceof SpecError) throw e; // the harness found the spec wrong: exit 2 with its sentence

@@ -16,12 +16,13 @@ import { hardwareReport } from './hardwareReport';
 import { shapeReport } from './shapeReport';
 import { bestDiff, leaderboard, reasonText, usageText } from './evolveReport';
 import { EvolveProgress } from './evolveProgress';
+import { inputsOption } from './inputsOption';
 import { cliHostOptions } from './sshPrompts';
 
 export const EVOLVE_USAGE = `usage: kernelevolve evolve --spec SPEC.py [--operators tune,llm] [--budget N] [--time MIN] [--host NAME ...]
                           [--config FILE] [--model M] [--json] [--out DIR] [--resume RUNDIR]
                           [--policy greedy|ucb|islands] [--target X] [--plateau N] [--seed N]
-                          [--draft-budget N] [--job-timeout S] [--profile]`;
+                          [--draft-budget N] [--job-timeout S] [--profile] [--inputs wide|problem]`;
 
 function positiveNumber(flag: string, text: string | undefined, integer: boolean): number | undefined {
   if (text === undefined) return undefined;
@@ -53,6 +54,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
       'draft-budget': { type: 'string' },
       'job-timeout': { type: 'string' },
       profile: { type: 'boolean' },
+      inputs: { type: 'string' },
       'accept-new-host-key': { type: 'boolean', default: false },
     },
     strict: true,
@@ -83,6 +85,7 @@ export async function evolveCommand(argv: string[]): Promise<number> {
     draftBudget: positiveNumber('draft-budget', values['draft-budget'], true),
     jobTimeoutS: positiveNumber('job-timeout', values['job-timeout'], false),
     profile: values.profile,
+    inputs: inputsOption(values.inputs),
   };
   if (given.seed !== undefined && !Number.isInteger(given.seed)) throw new CliError(`--seed must be a whole number, not "${values.seed}".`);
   if (values.policy !== undefined) {

@@ -12,10 +12,11 @@ import { isKernelBenchProblem, problemBackend } from '../engine/kernelBenchProbl
 import { pairedScore } from '../engine/pairedScore';
 import { RunStore } from '../engine/runStore';
 import { CliError, EXIT } from './cliError';
+import { inputsOption } from './inputsOption';
 import { suiteJson, suiteTable, type SuiteRow } from './suiteReport';
 
 export const SUITE_USAGE = `usage: kernelevolve suite DIR [--budget N] [--operators tune,llm] [--model M] [--host NAME ...]
-                         [--config FILE] [--json] [--out DIR] [--compile all|none|N]`;
+                         [--config FILE] [--json] [--out DIR] [--compile all|none|N] [--inputs wide|problem]`;
 
 /** The line that makes a problem's copy the torch.compile baseline (harness model_problem.py reads it). */
 const COMPILE_MARKER = '\n\n# The problem\'s Model under torch.compile: the second baseline of `kernelevolve suite`.\nTORCH_COMPILE = True\n';
@@ -108,6 +109,7 @@ export async function suiteCommand(argv: string[]): Promise<number> {
       out: { type: 'string' },
       compile: { type: 'string', default: 'all' },
       time: { type: 'string' },
+      inputs: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -134,6 +136,7 @@ export async function suiteCommand(argv: string[]): Promise<number> {
     ...(values.operators ? ['--operators', values.operators] : []),
     ...(values.model ? ['--model', values.model] : []),
     ...(values.config ? ['--config', values.config] : []),
+    ...(inputsOption(values.inputs) ? ['--inputs', values.inputs as string] : []),
   ];
   const hostArgs = (values.host ?? []).flatMap((h) => ['--host', h]);
 
@@ -167,7 +170,7 @@ export async function suiteCommand(argv: string[]): Promise<number> {
         const compileBaseline = path.join(folder, `${name}_compiled.py`);
         fs.writeFileSync(compileBaseline, fs.readFileSync(problem, 'utf8') + COMPILE_MARKER);
         process.stderr.write(`${name}: judging ${best.id} against the Model under torch.compile\n`);
-        const ev = await runSelf(['evaluate', '--spec', problem, '--candidate', row.kernelFile, '--baseline', compileBaseline, '--json', ...(values.config ? ['--config', values.config] : []), ...hostArgs]);
+        const ev = await runSelf(['evaluate', '--spec', problem, '--candidate', row.kernelFile, '--baseline', compileBaseline, '--json', ...(values.config ? ['--config', values.config] : []), ...(values.inputs ? ['--inputs', values.inputs] : []), ...hostArgs]);
         const v = lastJson(ev.stdout);
         if (v?.status === 'ok' && typeof v.speedup === 'number') row.speedupCompile = v.speedup;
         else row.note = `against torch.compile: ${v ? `${v.status}: ${v.reason}` : `evaluate exited ${ev.code}`}`;

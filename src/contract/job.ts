@@ -2,6 +2,12 @@
 // The engine asks an Evaluator; src/remote's HostPool is one. Imports nothing but the verdict.
 import type { Verdict } from './verdict';
 
+/** Which inputs the harness judges on: `wide` (its default) adds a robustness pass on signed, larger inputs where
+ *  the spec draws narrow ones (a candidate wrong only there is `narrow_inputs`); `problem` judges by the spec's
+ *  inputs alone, as KernelBench does, for comparisons with published figures. */
+export const INPUT_MODES = ['wide', 'problem'] as const;
+export type InputsMode = (typeof INPUT_MODES)[number];
+
 export interface EvaluationJob {
   /** Unique per evaluation (the candidate id, or a fresh id for one-off evaluations). */
   id: string;
@@ -15,6 +21,8 @@ export interface EvaluationJob {
   candidateFileName: string;
   /** Ask the harness for `--profile`. */
   profile?: boolean;
+  /** `problem`: no robustness pass (the harness's `--inputs problem`); default `wide`. */
+  inputs?: InputsMode;
   /** Upper bound for the whole evaluation, seconds (the harness has its own per-stage timeouts). */
   timeoutS?: number;
 }

@@ -7,6 +7,9 @@ export const VERDICT_STATUSES = [
   'compile_error',
   'runtime_error',
   'incorrect',
+  /** Right on the spec's own inputs, wrong on the wider ones the harness also judges where those are narrow
+   *  (all in [0, 1), all non-negative): never a winner; `--inputs problem` judges by the spec's inputs alone. */
+  'narrow_inputs',
   'timeout',
 ] as const;
 export type VerdictStatus = (typeof VERDICT_STATUSES)[number];

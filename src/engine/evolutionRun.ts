@@ -6,7 +6,7 @@
 // leaders in leaderConfirmation.ts. Every change is an EngineEvent; the run store, the CLI and the editor
 // only listen.
 import * as path from 'node:path';
-import type { EvaluationJob, Evaluator } from '../contract/job';
+import type { EvaluationJob, Evaluator, InputsMode } from '../contract/job';
 import type { Candidate } from './candidate';
 import { CandidateStore, isConfirmed } from './candidateStore';
 import type { EngineEvent, EngineEventListener, RunSummary, TerminationReason } from './events';
@@ -41,6 +41,8 @@ export interface EvolutionOptions {
   signal?: AbortSignal;
   jobTimeoutS?: number;
   profile?: boolean;
+  /** The harness's `--inputs` (default `wide`). */
+  inputs?: InputsMode;
   /** An operator that fails this many times in a row is dropped for the rest of the run. */
   maxOperatorFailures?: number;
   /** Leaders judged once more before the run ends (default 3; 0: none). At most one more is judged when an
@@ -289,6 +291,7 @@ export class EvolutionRun {
       candidateSource: c.source,
       candidateFileName: path.basename(this.opts.spec.sourcePath),
       profile: this.opts.profile,
+      ...(this.opts.inputs === 'problem' ? { inputs: 'problem' as const } : {}),
       timeoutS: this.opts.jobTimeoutS,
     };
   }

@@ -32,7 +32,7 @@ function eligible(view: SelectionView, req: SelectionRequest, includeFailed = fa
 }
 
 /** Failures an operator can learn from; a static rejection repeats whatever the operator did not read. */
-const REPAIRABLE = new Set(['compile_error', 'incorrect', 'runtime_error', 'timeout']);
+const REPAIRABLE = new Set(['compile_error', 'incorrect', 'narrow_inputs', 'runtime_error', 'timeout']);
 
 export interface RepairLimits {
   /** Only the last this many judged candidates count as recent. */

@@ -15,6 +15,8 @@ export interface RunnerJob {
   baseline_source?: string;
   baseline_name?: string;
   profile?: boolean;
+  /** Absent: "wide", the runner's default. */
+  inputs?: 'problem';
   device?: string;
   timeout_s?: number;
   toolchain?: Toolchain;
@@ -38,6 +40,7 @@ export function runnerJob(job: EvaluationJob, where: {
     r.baseline = where.baseline;
   }
   if (job.profile) r.profile = true;
+  if (job.inputs === 'problem') r.inputs = 'problem';
   if (where.device !== undefined) r.device = where.device;
   if (job.timeoutS) r.timeout_s = job.timeoutS;
   if (where.toolchain) r.toolchain = where.toolchain;

@@ -210,6 +210,7 @@ export class SlurmHost implements Host {
         id: job.id, spec: paths.spec, baseline: paths.baseline, candidate_name: job.candidateFileName,
         candidate_source: job.candidateSource, profile: job.profile, timeout_s: job.timeoutS, ready_at: readyAt / 1000,
         ...(this.config.toolchain ? { toolchain: this.config.toolchain } : {}),
+        ...(job.inputs === 'problem' ? { inputs: 'problem' as const } : {}),
       });
     } catch (e) {
       this.outstanding.delete(name);

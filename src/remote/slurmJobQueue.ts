@@ -11,6 +11,7 @@ export interface QueuedJob {
   candidate_name: string;
   candidate_source: string;
   profile?: boolean;
+  inputs?: 'problem';
   timeout_s?: number;
   /** Host clock, epoch seconds: when the candidate became ready. */
   ready_at: number;

@@ -14,7 +14,8 @@ export interface SpecDescription extends KernelSpec {
   shapes: Record<string, unknown>[] | null;
   outputs: number[] | null;
   inplace: number[] | null;
-  tolerance: Record<string, number> | null;
+  /** `{rtol, atol}`, and pairs per dtype (`{"float16": {rtol, atol}}`) where the spec gives them. */
+  tolerance: Record<string, number | Record<string, number>> | null;
   /** Header names whose values are computed at import, checked where the spec is imported. */
   computed: string[];
   /** A custom-backend spec's TOOLCHAIN as the harness resolved it (paths absolute); undefined for the others. */
@@ -64,7 +65,7 @@ async function ask(specPath: string, python: string): Promise<SpecDescription> {
     shapes: Array.isArray(facts.shapes) ? facts.shapes as Record<string, unknown>[] : null,
     outputs: Array.isArray(facts.outputs) ? facts.outputs as number[] : null,
     inplace: Array.isArray(facts.inplace) ? facts.inplace as number[] : null,
-    tolerance: facts.tolerance && typeof facts.tolerance === 'object' ? facts.tolerance as Record<string, number> : null,
+    tolerance: facts.tolerance && typeof facts.tolerance === 'object' ? facts.tolerance as Record<string, number | Record<string, number>> : null,
     computed: Array.isArray(facts.computed) ? facts.computed.map(String) : [],
     ...(facts.toolchain ? { toolchain: toolchainOf(facts.toolchain) } : {}),
   };

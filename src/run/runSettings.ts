@@ -1,6 +1,7 @@
 // What a run is started with, whichever front end starts it: the CLI's flags and the editor's settings both
 // become RunSettings here, with one set of defaults. Stored in run.json; a resumed run reuses what it was
 // started with, under what is given again.
+import type { InputsMode } from '../contract/job';
 import { POLICIES, type PolicyName } from '../engine/selection';
 
 export interface RunSettings {
@@ -21,6 +22,8 @@ export interface RunSettings {
   /** Upper bound on one evaluation, seconds. */
   jobTimeoutS: number;
   profile: boolean;
+  /** The harness's `--inputs`: `problem` judges by the spec's inputs alone (no robustness pass). */
+  inputs: InputsMode;
 }
 
 export const RUN_DEFAULTS = {
@@ -30,6 +33,7 @@ export const RUN_DEFAULTS = {
   // long enough for a cold Triton compile plus timing on a busy host; catches a hung job
   jobTimeoutS: 900,
   profile: false,
+  inputs: 'wide',
 } as const satisfies Partial<RunSettings>;
 
 /** `given` over `previous` (the stored run's settings) over the defaults. */
@@ -51,6 +55,7 @@ export function resolveRunSettings(given: Partial<RunSettings>, previous: Partia
     draftBudget: pick('draftBudget'),
     jobTimeoutS: pick('jobTimeoutS') ?? RUN_DEFAULTS.jobTimeoutS,
     profile: pick('profile') ?? RUN_DEFAULTS.profile,
+    inputs: pick('inputs') ?? RUN_DEFAULTS.inputs,
   };
 }
 

@@ -136,6 +136,7 @@ export async function startRun(req: RunRequest): Promise<StartedRun> {
       quit: req.quit,
       jobTimeoutS: settings.jobTimeoutS,
       profile: settings.profile,
+      inputs: settings.inputs,
     });
   } catch (e) {
     await pool.dispose();

@@ -6,7 +6,6 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-// @ts-expect-error plain .mjs helper shared with the command line
 import { ensureCodeServer } from '../../scripts/e2e-install.mjs';
 // @ts-expect-error plain .mjs helper shared with the command line
 import { packageVsix } from '../../scripts/e2e-package.mjs';
@@ -76,7 +75,7 @@ export class CodeServer {
   }
 
   async start(): Promise<Page> {
-    const cs = ensureCodeServer() as { node: string; codeServer: string };
+    const cs = ensureCodeServer();
     const userData = path.join(this.root, 'user');
     const extensions = path.join(this.root, 'extensions');
     mkdirSync(path.join(userData, 'User'), { recursive: true });

@@ -88,4 +88,26 @@ describe('kernelevolve evaluate (local host, C++ examples)', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('KERNEL');
   }, 120_000);
+  it('--inputs problem passes through to the harness: a HardSigmoid without its clamp is narrow_inputs by default, ok on the problem\'s inputs alone', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kernelevolve-inputs-'));
+    const candidate = path.join(dir, 'no_clamp.py');
+    writeFileSync(candidate, [
+      'import numpy as np', '', 'CPP_SOURCE = r"""', '#include <cstdint>',
+      'extern "C" void hs(float* out, const float* x, int64_t n) { for (int64_t i = 0; i < n; ++i) out[i] = (x[i] + 3.0f) / 6.0f; }',
+      '"""', '', '', 'class ModelNew:', '    def __init__(self):', '        pass', '',
+      '    def forward(self, x):', '        out = np.empty_like(x)', '        cpp.hs(out, x, x.size)', '        return out', '',
+    ].join('\n'));
+    const problem = path.join(root, 'harness', 'tests', 'specs', 'narrow', 'hardsigmoid.py');
+    const wide = cli('--spec', problem, '--candidate', candidate, '--json');
+    expect(wide.code, wide.stderr).toBe(1);
+    const v = JSON.parse(wide.stdout.trim());
+    expect(v.status).toBe('narrow_inputs');
+    expect(v.reason).toContain('all in [0, 1)');
+    const alone = cli('--spec', problem, '--candidate', candidate, '--inputs', 'problem', '--json');
+    expect(alone.code, alone.stderr).toBe(0);
+    expect(JSON.parse(alone.stdout.trim()).status).toBe('ok');
+    const wrong = cli('--spec', problem, '--candidate', candidate, '--inputs', 'narrow');
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('--inputs must be wide or problem');
+  }, 240_000);
 });

@@ -326,6 +326,7 @@ function logTitle(v: Verdict): string {
   switch (v.status) {
     case 'compile_error': return 'Compiler output';
     case 'incorrect': return 'Mismatch report';
+    case 'narrow_inputs': return 'Mismatch report (inputs wider than the spec\'s)';
     case 'static_rejected': return 'Static check report';
     case 'timeout': return 'Timeout report';
     default: return 'Log';

@@ -1,0 +1,45 @@
+"""The judge's side of the robustness pass (docs/harness.md, "The robustness pass"; the inputs: wide_inputs.py).
+
+The reference process decides which shapes have a narrow draw (it never sees the candidate), so a candidate
+worker that skips the pass, or runs it where it does not apply, is caught here. A candidate right on the
+problem's inputs and wrong on the wide ones gets its own status, `narrow_inputs`: not `ok`, so the engine never
+offers it as a winner, and not `incorrect`, since it does what the problem as published checks.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from .judge import Verdict, _shape_text
+
+OPT_OUT = ("`--inputs problem` judges by the problem's inputs alone, as KernelBench does, for comparisons with "
+           "published figures.")
+
+
+def check_wide_call(judge: Any, header: Dict[str, Any], blobs: List[Any], enabled: bool) -> None:
+    """Checks one call on wide inputs: raises narrow_inputs when the outputs are wrong there."""
+    i, seed = header["shape"], header["seed"]
+    where = _shape_text(judge.shapes[i])
+    if not enabled:
+        raise Verdict("runtime_error", f"The worker ran the robustness pass on shape {where}, which this evaluation "
+                                       f"turned off (--inputs problem).")
+    ref_header, _ = judge.reference(i, seed, 1.0, wide=True)
+    if not ref_header.get("narrow"):
+        raise Verdict("runtime_error", f"The worker ran the robustness pass on shape {where}, whose inputs are not "
+                                       f"narrow.")
+    try:
+        judge._check_call(header, blobs, i, seed, 1.0, "wide inputs", wide=True)
+    except Verdict as v:
+        if v.status != "incorrect":
+            raise
+        raise Verdict("narrow_inputs", f"Right on the problem's inputs ({ref_header['narrow']}) but wrong on "
+                                       f"signed inputs of the same shapes and dtypes ({ref_header['wide']}): "
+                                       f"{v.reason.rstrip('.')}. It is not offered as a winner; {OPT_OUT}", v.log)
+
+
+def require_every_pass(judge: Any, widened: List[int]) -> None:
+    """Every shape whose draw the reference found narrow was judged on wide inputs."""
+    for i in range(len(judge.shapes)):
+        ref_header, _ = judge.reference(i, judge.seeds[0], 1.0, wide=True)
+        if ref_header.get("narrow") and i not in widened:
+            raise Verdict("runtime_error", f"The worker skipped the robustness pass on shape "
+                                           f"{_shape_text(judge.shapes[i])} ({ref_header['narrow']}).")

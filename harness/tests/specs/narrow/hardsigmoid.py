@@ -1,0 +1,23 @@
+# A KernelBench-format numpy problem whose inputs are all in [0, 1) (torch.rand's range, as KernelBench's
+# HardSigmoid draws them), where the clamp of (x + 3) / 6 never acts.
+import numpy as np
+
+batch_size = 16
+dim = 1000
+SHAPES = [{"batch_size": 16, "dim": 1000}, {"batch_size": 7, "dim": 4099}]
+
+
+class Model:
+    def __init__(self):
+        pass
+
+    def forward(self, x):
+        return np.clip((x + np.float32(3.0)) / np.float32(6.0), np.float32(0.0), np.float32(1.0))
+
+
+def get_inputs():
+    return [np.random.rand(batch_size, dim).astype(np.float32)]
+
+
+def get_init_inputs():
+    return []

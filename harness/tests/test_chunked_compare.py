@@ -1,0 +1,103 @@
+"""The chunked comparison (chunked_compare.py) that checks outputs where they live, a chunk at a time: on numpy
+arrays here (the same code runs on torch tensors on the GPU), it must say exactly what compare.py says, for the
+same (rtol, atol), whatever the chunk size."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import pytest
+
+from kernelevolve_harness.chunked_compare import check
+from kernelevolve_harness.compare import compare
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def both(cand: np.ndarray, ref: np.ndarray, chunk: int, rtol: float = RTOL, atol: float = ATOL) -> Optional[str]:
+    whole = compare(0, cand, str(cand.dtype), ref, str(ref.dtype), {"rtol": rtol, "atol": atol})
+    found = check(0, cand, ref, rtol, atol, chunk=chunk)
+    assert found.problem == whole, (found.problem, whole)
+    return whole
+
+
+@pytest.fixture
+def rows() -> np.ndarray:
+    return np.random.default_rng(1).standard_normal((37, 53)).astype(np.float32)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 24])
+def test_a_right_output_passes_at_any_chunk_size(rows: np.ndarray, chunk: int) -> None:
+    ref = np.cumsum(rows, axis=1)
+    cand = (ref * (1 + 1e-6)).astype(np.float32)
+    assert both(cand, ref, chunk) is None
+
+
+@pytest.mark.parametrize("chunk", [7, 1 << 24])
+def test_an_exclusive_scan_fails_with_the_same_sentence(rows: np.ndarray, chunk: int) -> None:
+    ref = np.cumsum(rows, axis=1)
+    cand = ref - rows  # off by one element in every row
+    text = both(cand, ref, chunk)
+    assert text and "out of tolerance" in text and "norm-relative error" in text
+
+
+@pytest.mark.parametrize("chunk", [5, 1 << 24])
+def test_one_wrong_element_in_the_last_chunk_fails(rows: np.ndarray, chunk: int) -> None:
+    ref = rows.copy()
+    cand = rows.copy()
+    cand[-1, -1] += 1.0
+    text = both(cand, ref, chunk)
+    assert text and "(36, 52)" in text and "1 of 1961 elements" in text
+
+
+@pytest.mark.parametrize("chunk", [3, 1 << 24])
+def test_nan_or_inf_where_the_reference_is_finite_fails(rows: np.ndarray, chunk: int) -> None:
+    cand = rows.copy()
+    cand[5, 7] = np.nan
+    cand[20, 1] = np.inf
+    text = both(cand, rows, chunk)
+    assert text and "2 of 1961 elements are NaN or Inf" in text
+
+
+@pytest.mark.parametrize("chunk", [4, 1 << 24])
+def test_specials_in_the_reference_must_be_matched(rows: np.ndarray, chunk: int) -> None:
+    ref = rows.copy()
+    ref[3, 3] = np.inf
+    ref[9, 0] = np.nan
+    cand = ref.copy()
+    assert both(cand, ref, chunk) is None
+    cand[9, 0] = 1.0
+    assert both(cand, ref, chunk)  # NaN or Inf in the candidate where the reference has it: compared as compare.py
+
+
+def test_a_reference_of_nan_everywhere_cannot_be_checked() -> None:
+    ref = np.full((4, 4), np.nan, np.float32)
+    text = both(ref.copy(), ref, 3)
+    assert text and "NaN or Inf everywhere" in text
+
+
+def test_ints_must_be_equal() -> None:
+    ref = np.arange(100, dtype=np.int32).reshape(10, 10)
+    cand = ref.copy()
+    assert both(cand, ref, 9) is None
+    cand[7, 3] = -1
+    text = both(cand, ref, 9)
+    assert text and "(7, 3)" in text and "1 of 100 elements differ" in text
+
+
+def test_the_norm_rule_fails_a_small_error_everywhere_that_each_element_allows() -> None:
+    ref = np.ones(1000, np.float32)
+    cand = ref + 9e-5  # each element within atol + rtol|r| = 1.1e-4; the norm-relative error 9e-5 < rtol too
+    assert both(cand, ref, 64) is None
+    text = both(cand, ref, 64, rtol=5e-5, atol=1e-4)  # element-wise ok (1.5e-4), norm-relative 9e-5 > 5e-5
+    assert text and "0 of 1000 elements out of tolerance" in text
+
+
+def test_float16_and_float64_are_compared_as_compare_py_does() -> None:
+    rng = np.random.default_rng(3)
+    for dtype in (np.float16, np.float64):
+        ref = rng.standard_normal(999).astype(dtype)
+        cand = ref.copy()
+        cand[500] = cand[500] + dtype(0.5)
+        assert both(cand, ref, 100, rtol=1e-3, atol=1e-3)
+        assert both(ref.copy(), ref, 100, rtol=1e-3, atol=1e-3) is None

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Issue 24: wrong and right Triton ModelNews of our own for KernelBench's level-1 files at their published sizes
+# (examples/kernelbench/for-kernelbench/adversaries/level1_<problem>/: an exclusive scan, a missing clamp, a
+# reduction missing its last block, skipped columns, softmax over the wrong axis, a norm right only for
+# non-negative inputs), each judged by the harness as a user would (`evaluate`, default wide inputs) and by the
+# problem's inputs alone (`--inputs problem`), next to KernelBench's own rule (scripts/gpu/kernelbench_rule.py at
+# atol = rtol = 1e-2 and 1e-4). Prints the table for docs/kernelbench.md.
+# Needs: .external/kernelbench-all/level1/ (bash scripts/kernelbench-problems.sh --all-levels), a GPU with torch.
+# Usage (by scripts/gpu/round.sh): bash scripts/gpu/parts/i24-adversaries.sh RAWDIR   (~5 minutes on one H200)
+set -uo pipefail
+RAW=$1
+mkdir -p "$RAW"
+PROBLEMS=${PROBLEMS:-.external/kernelbench-all/level1}
+ADV=examples/kernelbench/for-kernelbench/adversaries
+if [ -z "${DRY:-}" ] && ! python3 -c 'import torch, triton; assert torch.cuda.is_available()' 2>/dev/null; then
+  echo "i24-adversaries: needs a GPU with torch and triton; skipped"; exit 0
+fi
+pairs=()
+for d in "$ADV"/level1_*/; do
+  p="$PROBLEMS/$(basename "$d" | sed 's/^level1_//').py"
+  [ -f "$p" ] || { echo "missing $p: run scripts/kernelbench-problems.sh --all-levels"; continue; }
+  for c in "$d"*.py; do pairs+=("$p" "$c"); done
+done
+export PYTHONPATH=harness
+: > "$RAW/ours.jsonl"
+for ((i = 0; i < ${#pairs[@]}; i += 2)); do
+  for inputs in wide problem; do
+    t0=$(date +%s%N)
+    line=$(python3 -m kernelevolve_harness evaluate --spec "${pairs[i]}" --candidate "${pairs[i+1]}" --inputs "$inputs" --json 2>> "$RAW/ours.log" | tail -1)
+    [ -n "$line" ] || line='{"status": "error", "reason": "evaluate printed nothing (see ours.log)"}'
+    python3 -c 'import json,sys; v=json.loads(sys.argv[1]); v.update(problem=sys.argv[2], candidate=sys.argv[3], inputs=sys.argv[4], wall_s=float(sys.argv[5])); print(json.dumps(v))' \
+      "$line" "${pairs[i]}" "${pairs[i+1]}" "$inputs" "$(( ($(date +%s%N) - t0) / 1000000 ))e-3" >> "$RAW/ours.jsonl" 2>> "$RAW/ours.log"
+  done
+done
+if [ -z "${DRY:-}" ]; then
+  python3 scripts/gpu/kernelbench_rule.py "${pairs[@]}" > "$RAW/rule.jsonl" 2> "$RAW/rule.log"
+else
+  : > "$RAW/rule.jsonl"
+fi
+python3 - "$RAW" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+ours = [json.loads(l) for l in open(os.path.join(d, "ours.jsonl")) if l.strip()]
+rule = {(r["problem"], r["candidate"]): r for r in (json.loads(l) for l in open(os.path.join(d, "rule.jsonl")) if l.strip())}
+print(f'| problem | candidate | ours (wide inputs) | ours (--inputs problem) | KB rule 1e-2 | KB rule 1e-4 | reason (wide) |')
+print('|---|---|---|---|---|---|---|')
+by = {}
+for o in ours:
+    by.setdefault((o["problem"], o["candidate"]), {})[o["inputs"]] = o
+def cell(v):
+    x = f' {v["speedup"]:.2f}x' if isinstance(v.get("speedup"), (int, float)) else ""
+    return f'{v.get("status", "?")}{x} ({v.get("wall_s", 0):.0f} s)'
+for (p, c), v in by.items():
+    r = rule.get((p, c), {})
+    w, pr = v.get("wide", {}), v.get("problem", {})
+    print(f'| {os.path.basename(p)[:-3]} | {os.path.basename(c)[:-3]} | {cell(w)} | {cell(pr)} | {r.get("correct_1e-2", "-")} | '
+          f'{r.get("correct_1e-4", "-")} | {(w.get("reason") or "").replace("|", "/")[:160]} |')
+PY

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Issue 24: every level-1 problem of KernelBench at the pinned commit, as published (its own sizes: inputs up to
+# 8.6 GB), self-judged by the harness: each problem's own Model as the candidate against itself, through
+# `python3 -m kernelevolve_harness evaluate` (no Node). Problems run side by side where GPU and host memory hold
+# them (scripts/gpu/kernelbench_selfjudge.py: each evaluation told its share of the GPU through
+# KERNELEVOLVE_DEVICE_MEMORY_BYTES, timing stages one at a time under one lock); one that ran out of memory or was
+# refused beside others is judged again alone. Per problem: name, status, speedup (should be 1.00 +- 0.03), wall
+# seconds; then counts by status, out-of-memory and "problem itself failed" lists, total wall time, slowest ten.
+# Needs: .external/kernelbench-all/level1 (bash scripts/kernelbench-problems.sh --all-levels, before the round).
+# Usage (by scripts/gpu/round.sh): bash scripts/gpu/parts/i24-level1.sh RAWDIR
+#   LEVEL_DIR (default .external/kernelbench-all/level1), JOBS (6), DEADLINE (seconds in which problems are started:
+#   330) and PER_PROBLEM (seconds before one is killed: 240), so the part ends inside a 10-minute device call;
+#   SHARD (K/N: every Nth problem from the Kth, for a level split over N device calls; the summary of all of them:
+#   python3 scripts/gpu/kernelbench_selfjudge.py --summary RAW1/results.jsonl RAW2/results.jsonl ...)
+set -uo pipefail
+RAW=$1
+mkdir -p "$RAW"
+if ! command -v nvidia-smi >/dev/null || ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  echo "i24-level1: needs a GPU with torch; skipped"; exit 0
+fi
+DIR=${LEVEL_DIR:-.external/kernelbench-all/level1}
+if ! ls "$DIR"/*.py >/dev/null 2>&1; then
+  echo "i24-level1: no problems in $DIR; run bash scripts/kernelbench-problems.sh --all-levels before the round"; exit 0
+fi
+echo "-- self-judgement of $(ls "$DIR"/*.py | wc -l) problems in $DIR ($(cat "$(dirname "$DIR")/PINNED" 2>/dev/null))"
+nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader
+python3 scripts/gpu/kernelbench_selfjudge.py "$DIR" "$RAW" --jobs "${JOBS:-6}" --deadline "${DEADLINE:-330}" \
+  --per-problem "${PER_PROBLEM:-240}" --shard "${SHARD:-0/1}"
+echo "exit $?"
