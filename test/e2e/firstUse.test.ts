@@ -160,6 +160,9 @@ describe('first use in code-server', () => {
   it('says a Triton kernel needs a GPU host on a machine without one, with the fix as a button', async () => {
     editor = await wb.openFile('kernels/bias_gelu.py');
     await editor.waitForCodeLens(/Evolve bias_gelu_kernel/, 120_000);
+    // The kernel's lenses, and nothing over its launcher: bias_gelu has its kernel (a "Write a kernel for this"
+    // stood there, beside one over the kernel when its body read like tensor calls).
+    expect(await editor.codeLenses()).toEqual(['KernelEvolve: Evolve bias_gelu_kernel', 'Profile']);
     await editor.goToLine(9);
     await wb.runCommand('KernelEvolve: Evolve Kernel at Cursor');
     await wb.waitForNotification(/drafted bias_gelu_kernel_spec\.py/, 60_000);
