@@ -40,8 +40,10 @@ export interface RunHeader {
   sourcePath: string;
   status: RunStatus;
   startedAt: number;
-  /** Why it ended (budget, plateau, stopped, ...). */
+  /** Why it ended (budget, plateau, stopped, ...; a failed run: what failed, in a sentence). */
   reason?: string;
+  /** A failed run: the candidate it could not judge (its row then shows `failed` and the reason). */
+  failedCandidate?: string;
   /** Candidates judged (the baseline included). */
   evaluated: number;
   /** Budget units used: proposals, duplicates and invalid answers (what `budget` limits). */

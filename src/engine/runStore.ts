@@ -54,7 +54,8 @@ export interface RunRecord {
   updatedAt: string;
   status: 'running' | 'finished' | 'stopped' | 'error';
   reason?: TerminationReason;
-  error?: { kind: string; message: string };
+  /** What ended the run in an error (events.ts RunError): its kind, the sentence, the candidate left unjudged. */
+  error?: { kind: string; message: string; candidate?: string };
   spec: KernelSpec;
   /** The options the run was started with (the CLI's flags); a resume reuses them. */
   options: Record<string, unknown>;

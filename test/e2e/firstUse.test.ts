@@ -181,7 +181,14 @@ describe('first use in code-server', () => {
     await f.locator('[data-testid="run-status"]', { hasText: 'failed' }).waitFor({ timeout: 30_000 });
     expect(await f.locator('[data-testid="run-failure"]').innerText()).toMatch(/No module named 'torch'/);
     expect(await f.locator('[data-testid="resume-run"]').count()).toBe(0);
-    expect((await panel.rows()).find((r) => r.id === 'c0000')?.status).not.toBe('evaluating');
+    // The baseline's row shows the failure (it stayed "pending"), and so do its details.
+    const baseline = (await panel.rows()).find((r) => r.id === 'c0000');
+    expect(baseline?.status).toBe('failed');
+    expect(baseline?.title).toMatch(/^Candidate c0000 could not be evaluated: .*No module named 'torch'/);
+    await panel.selectCandidate('c0000');
+    const details = await panel.details();
+    expect(details.status).toBe('failed');
+    expect(details.verdict).toMatch(/No module named 'torch'/);
     await wb.clickNotificationButton(/needs a GPU host/, 'Add GPU Host');
     const pick = await wb.quickPick();
     expect(pick.title).toBe('KernelEvolve: Add GPU Host');
@@ -206,6 +213,7 @@ describe('first use in code-server', () => {
     expect(await f.locator('[data-testid="resume-run"]').count()).toBe(0);
     expect(await panel.runStatus()).toBe('failed');
     expect((await panel.rows()).filter((r) => ['proposed', 'queued', 'evaluating'].includes(r.status))).toEqual([]);
+    expect((await panel.rows()).find((r) => r.id === 'c0000')).toMatchObject({ status: 'failed', title: expect.stringMatching(/No module named 'torch'/) });
   });
 
   it('reports a host entry without "host" with what to write and a button to the settings', async () => {

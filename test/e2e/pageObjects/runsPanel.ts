@@ -5,6 +5,8 @@ export interface CandidateRowView {
   id: string;
   status: string;
   cells: string[];
+  /** The row's hover text: the verdict's reason, or why it was not judged. */
+  title: string;
 }
 
 export class RunsPanel {
@@ -41,6 +43,7 @@ export class RunsPanel {
       id: (e as HTMLElement).dataset.id ?? '',
       status: (e as HTMLElement).dataset.status ?? '',
       cells: Array.from(e.children).map((c) => c.textContent ?? ''),
+      title: (e as HTMLElement).title,
     })));
   }
 
@@ -81,6 +84,13 @@ export class RunsPanel {
     await f.locator(`[data-testid="candidate-row"][data-id="${id}"]`).click();
     await f.locator(`[data-testid="candidate-details"][data-id="${id}"]`).waitFor({ timeout: 30_000 });
     return f;
+  }
+
+  /** The selected candidate's status badge and verdict text, as its details show them. */
+  async details(): Promise<{ status: string; verdict: string }> {
+    const f = await this.frame();
+    const d = f.locator('[data-testid="candidate-details"]');
+    return { status: (await d.locator('vscode-badge').first().innerText()).trim(), verdict: await f.locator('[data-testid="verdict"]').innerText() };
   }
 
   async showBest(): Promise<string> {
