@@ -76,7 +76,8 @@ export interface RunDelta {
 
 /** The kernel's best correct variant on one kind of hardware, across the runs stored in the workspace. */
 export interface HardwareWinnerRow {
-  /** The `hardware` of the host that judged it (`nvidia-h200`, ...; `unknown hardware` when its host named none). */
+  /** The `hardware` of the host that judged it (`nvidia-h200`, ...); without one, the machine as `hosts --check` names
+   *  it (`AMD EPYC 7763 64-Core Processor (128 cores)`, `NVIDIA H200`); `unknown hardware` when nothing named it. */
   hardware: string;
   runId: string;
   candidateId: string;

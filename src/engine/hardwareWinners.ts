@@ -1,9 +1,12 @@
 // Winners per hardware: the same kernel evolved on two kinds of host keeps a winner for each. Each stored run
-// records its hosts and their `hardware`; the hardware of a run's best is that of the host that judged it.
+// records its hosts and their `hardware`; the hardware of a run's best is that of the host that judged it, or,
+// where its config named none, the machine that judged it (its CPU for a C++ kernel, else its GPU) as the harness
+// names it in the verdict's envelope and `kernelevolve hosts --check` does.
 // From the winners, one launcher that picks per device (CUDA compute capability, the original as the fallback)
 // can be written, instead of one hardware's winner overwriting another's.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { machineHardware } from '../contract/hardware';
 import { isConfirmed } from './candidateStore';
 import { detectKnobs, type KnobValues } from './knobs';
 import { scoreInterval, scoreOf, type Interval } from './pairedScore';
@@ -44,15 +47,17 @@ export function storedWinner(dir: string, candidateId: string, record = readJson
   const host = record.hosts.find((h) => h.name === c.placement?.host) ?? (record.hosts.length === 1 ? record.hosts[0] : undefined);
   const plain = c.knobs && Object.values(c.knobs).every((v) => typeof v === 'number') ? (c.knobs as KnobValues) : undefined;
   const interval = scoreInterval(c);
-  return { hardware: host?.hardware ?? 'unknown hardware', runId: record.runId, runDir: dir, candidateId, speedup: scoreOf(c),
+  // A host's configured `hardware` names it; else the machine that judged it, as `hosts --check` names it.
+  const hardware = host?.hardware ?? machineHardware(c.placement?.machine, record.spec.backend) ?? 'unknown hardware';
+  return { hardware, runId: record.runId, runDir: dir, candidateId, speedup: scoreOf(c),
     ...(interval ? { interval } : {}), ...(isConfirmed(c) ? { confirmed: true } : {}),
     operator: c.operator, mode: c.mode, knobs: plain, finishedAt: record.updatedAt };
 }
 
 /**
  * The best correct candidate per hardware among the runs stored under `runsRoot` (each a folder with run.json)
- * of the same kernel (same source file and function); the most recent run wins a tie. Runs whose hosts name no
- * hardware count as `unknown hardware`.
+ * of the same kernel (same source file and function); the most recent run wins a tie. A winner judged where
+ * neither the host's config nor the harness named the hardware counts as `unknown hardware`.
  */
 export function hardwareWinners(runsRoot: string, kernel: { sourcePath: string; kernel: string }): HardwareWinner[] {
   let dirs: string[];

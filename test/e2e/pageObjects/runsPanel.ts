@@ -60,6 +60,15 @@ export class RunsPanel {
     throw new Error(`Only ${last.length} candidate rows appeared: ${JSON.stringify(last)}`);
   }
 
+  /** The rows of "Winners by hardware": the hardware as shown, and the winner's figure. */
+  async hardwareWinners(): Promise<{ hardware: string; speedup: string }[]> {
+    const f = await this.frame();
+    return f.locator('[data-testid="hardware-winner"]').evaluateAll((els) => els.map((e) => ({
+      hardware: e.children[0]?.textContent ?? '',
+      speedup: e.children[1]?.textContent ?? '',
+    })));
+  }
+
   async runStatus(): Promise<string> {
     return (await this.frame()).locator('[data-testid="run-status"]').innerText();
   }

@@ -131,5 +131,23 @@ describe('winners per hardware', () => {
     expect(shown).toBe(formatCandidateSpeedup(rowOf(RunStore.load(store.runDir).candidates.find((c) => c.id === live.id)!)));
     expect(w).toMatchObject({ candidateId: live.id, speedup: rowOf(live).speedup, interval: rowOf(live).interval, confirmed: true });
   });
+
+  it('names a host without configured hardware by the machine that judged it: the CPU for a C++ kernel, the GPU for Triton', () => {
+    const machine = { cpu: 'AMD EPYC 7763 64-Core Processor (128 cores)', gpu: 'NVIDIA H200' };
+    const stored = (name: string, backend: 'cpp' | 'triton', kernel: string) => {
+      const dir = path.join(root, name);
+      fs.mkdirSync(path.join(dir, 'candidates'), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ format: 1, runId: name, createdAt: '', updatedAt: '2026-12-01T10:00:00Z', status: 'finished',
+        spec: { ...spec, backend, kernel }, options: {}, hosts: [{ name: 'local', slots: 1 }], best: { id: 'c0002', speedup: 1.3, operator: 'tune', status: 'ok' },
+        counters: { used: 2, evaluated: 3, duplicates: 0, invalid: 0 } }));
+      fs.writeFileSync(path.join(dir, 'candidates', 'c0002.json'), JSON.stringify({ id: 'c0002', operator: 'tune', timings: { proposedAt: 0 } }));
+      fs.writeFileSync(path.join(dir, 'verdicts.jsonl'), JSON.stringify({ id: 'c0002', verdict: { status: 'ok', reason: 'correct', speedup: 1.3 },
+        placement: { host: 'local', machine } }) + '\n');
+    };
+    stored('run-cpu', 'cpp', 'cpu_kernel');
+    stored('run-gpu', 'triton', 'gpu_kernel');
+    expect(hardwareWinners(root, { ...spec, kernel: 'cpu_kernel' }).map((w) => w.hardware)).toEqual(['AMD EPYC 7763 64-Core Processor (128 cores)']);
+    expect(hardwareWinners(root, { ...spec, kernel: 'gpu_kernel' }).map((w) => w.hardware)).toEqual(['NVIDIA H200']);
+  });
 });
 
