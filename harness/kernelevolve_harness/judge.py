@@ -63,10 +63,16 @@ class SharedReferenceLost(Exception):
     evaluation is judged again with a reference of its own."""
 
 
+# Every status a verdict can have (the TS side's VERDICT_STATUSES, src/contract/verdict.ts; test_robustness.py
+# checks the two agree). narrow_inputs: right on the spec's inputs, wrong on wider ones (robustness.py).
+STATUSES = ("ok", "static_rejected", "compile_error", "runtime_error", "incorrect", "narrow_inputs", "timeout")
+
+
 class Verdict(Exception):
     """Raised to end an evaluation with a verdict other than ok."""
 
     def __init__(self, status: str, reason: str, log: str = "") -> None:
+        assert status in STATUSES, status
         super().__init__(reason)
         self.status, self.reason, self.log = status, reason, log
 
