@@ -11,7 +11,12 @@
 // (--axis fixes one knob's grid values, e.g. --axis num_stages=2,3,4 to keep a Triton grid small; --config gives
 // the tuner's run the hosts a user would give it, e.g. a GPU host with several slots; --budget-fraction gives the
 // tuner that fraction of the grid's points as its budget; --final N judges the grid's best and the tuner's best side
-// by side N more times after the grid's best is chosen, and compares them on those timings alone)
+// by side N more times after the grid's best is chosen, and compares them on those timings alone; --no-starts runs
+// the tuner without the knowledge base's starts (config "tuneStarts": false): the Hopper starts are earlier H200
+// grids' winners, and a start copied from the answer proves nothing)
+// Besides the uniform grid's best, the grid is read per shape: the best launch of each shape (the reachable
+// per-shape speedup, the geometric mean of those), and the tuner's share of that gain, (tuner - 1) / (reachable - 1).
+// It says where the kernel as written, or one of the tuner's starts, already is the grid's best.
 // Default specs: every examples/cpp/*/spec.py and scripts/bench-tuner-kernels/*/spec.py.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -37,6 +42,7 @@ function parse(argv) {
     else if (a === '--out') o.out = path.resolve(argv[++i]);
     else if (a === '--knobs') o.knobs = path.resolve(argv[++i]);
     else if (a === '--config') o.config = path.resolve(argv[++i]);
+    else if (a === '--no-starts') o.noStarts = true;
     else if (a === '--axis') {
       const [name, values] = argv[++i].split('=');
       o.axis[name] = values.split(',').map(Number);
@@ -136,6 +142,17 @@ function tunerValuesOf(runDir, id, gridValues) {
   return Object.entries(gridValues).every(([k, x]) => v[k] === x);
 }
 
+/** The config the tuner's run gets: --config's, with "tuneStarts": false under --no-starts. */
+function tunerConfig(opts, work) {
+  if (!opts.noStarts) return opts.config;
+  const base = opts.config ? JSON.parse(fs.readFileSync(opts.config, 'utf8')) : { hosts: [{ name: 'local', type: 'local' }] };
+  const file = path.join(work, 'tuner-config.json');
+  fs.writeFileSync(file, JSON.stringify({ ...base, tuneStarts: false }, null, 2));
+  return file;
+}
+
+const sameValues = (a, b) => Object.entries(a).every(([k, x]) => b?.[k] === x);
+
 async function benchOne(specPath, opts, knobs, tmp) {
   const name = path.basename(path.dirname(specPath));
   const sourcePath = specSource(specPath);
@@ -166,7 +183,8 @@ async function benchOne(specPath, opts, knobs, tmp) {
   } else {
     try {
       const args = [CLI, 'evolve', '--spec', specPath, '--operators', 'tune', '--budget', String(budget), '--out', runDir, '--json'];
-      if (opts.config) args.push('--config', opts.config);
+      const config = tunerConfig(opts, work);
+      if (config) args.push('--config', config);
       const { stdout } = await exec('node', args, { maxBuffer: 1 << 24 });
       tuner = JSON.parse(stdout);
     } catch (e) {
@@ -214,7 +232,25 @@ async function benchOne(specPath, opts, knobs, tmp) {
   for (const l of verdicts) addBaseline(timings(l.verdict));
   // the leaders timed again, alternating; each one's candidate times are the medians of its evaluations
   const gridTop = [...gridResults].filter((r) => r.shapes).sort((x, y) => score(y.shapes) - score(x.shapes)).slice(0, opts.top);
+  // per shape: each shape's best launch over the grid (against the same reference), and what picking it per shape
+  // reaches (these first figures are the top of many noisy ones and read high: the share uses re-timed ones)
+  const shapeKeys = gridResults.find((r) => r.shapes)?.shapes.map((t) => t.key) ?? [];
+  const perShape = shapeKeys.map((key) => {
+    let best = { speedup: 0, values: undefined };
+    for (const r of gridResults) {
+      const t = r.shapes?.find((x) => x.key === key);
+      if (!t) continue;
+      const s = median(reference.get(key)) / t.candidate_ms;
+      if (s > best.speedup) best = { speedup: s, values: r.values };
+    }
+    return { shape: JSON.parse(key), ...best };
+  });
+  // each shape's best launch is re-timed with the others (its timings on that shape, from the same rounds as the
+  // tuner's, are the reachable figure compared with the tuner's re-timed one)
+  const perShapeOnly = [...new Map(perShape.filter((p) => p.values && !gridTop.some((g) => sameValues(g.values, p.values)))
+    .map((p) => [JSON.stringify(p.values), gridResults.find((r) => r.values === p.values)])).values()];
   const contenders = [...gridTop.map((g) => ({ who: 'grid', file: g.file, values: g.values, first: g.shapes, runs: [] })),
+    ...perShapeOnly.map((g) => ({ who: 'shape', file: g.file, values: g.values, first: g.shapes, runs: [] })),
     { who: 'tuner', file: tunerBestFile, first: timings(verdicts.find((l) => l.id === tuner.best.id)?.verdict), runs: [] }];
   // (each round's evaluations run side by side: the harness serializes the timed sections on a device)
   const retime = async (list, rounds, into) => {
@@ -233,6 +269,12 @@ async function benchOne(specPath, opts, knobs, tmp) {
     return score(shapes);
   };
   for (const c of contenders) c.retimed = medianScore(c.runs);
+  const shapeRetimed = perShape.map((p) => {
+    const c = contenders.find((x) => x.who !== 'tuner' && sameValues(x.values, p.values));
+    const ms = c?.runs.map((run) => run.find((t) => t.key === JSON.stringify(p.shape))?.candidate_ms).filter((x) => x !== undefined) ?? [];
+    return ms.length ? median(reference.get(JSON.stringify(p.shape))) / median(ms) : p.speedup;
+  });
+  const reachableRetimed = shapeRetimed.length ? Math.exp(shapeRetimed.reduce((a, x) => a + Math.log(x), 0) / shapeRetimed.length) : 0;
   const gridBest = contenders.filter((c) => c.who === 'grid').reduce((x, y) => (y.retimed > x.retimed ? y : x));
   const tunerC = contenders.find((c) => c.who === 'tuner');
   // The grid's best is the top of several noisy figures, so its own figures read high (the winner's curse); the
@@ -245,6 +287,13 @@ async function benchOne(specPath, opts, knobs, tmp) {
   // evaluations the tuner needed to first reach 90% of the grid's best (both against the same reference)
   const judged = verdicts.filter((l) => l.id !== 'c0000');
   const reach = judged.findIndex((l) => score(timings(l.verdict)) >= 0.9 * gridMedian);
+  const reachable = perShape.length ? Math.exp(perShape.reduce((a, p) => a + Math.log(p.speedup), 0) / perShape.length) : 0;
+  const tunerMeta = JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', `${tuner.best.id}.json`), 'utf8'));
+  // a start copied from the answer proves nothing: the kernel as written, and the tuner's drafts, against the grid's best
+  const asWritten = Object.fromEntries(set.knobs.map((k) => [k.name, k.value]));
+  const drafts = fs.readdirSync(path.join(runDir, 'candidates')).filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', f), 'utf8'))).filter((m) => m.mode === 'draft');
+  const startIsAnswer = drafts.filter((m) => sameValues(gridBest.values, m.knobs)).map((m) => m.id);
   return {
     kernel: name,
     knobs: axes.map((a) => `${a.name}∈{${a.values.join(',')}}`).join(' '),
@@ -252,9 +301,14 @@ async function benchOne(specPath, opts, knobs, tmp) {
     gridBest: { values: gridBest.values, measured: score(gridBest.first), retimed: gridMedian, seconds: gridS },
     sameSetting: tunerValuesOf(runDir, tuner.best.id, gridBest.values),
     final: opts.final,
-    tuner: { id: tuner.best.id, values: JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', `${tuner.best.id}.json`), 'utf8')).knobs, measured: score(tunerC.first), retimed: tunerMedian,
-      evaluations: tuner.candidates - 1, seconds: tunerS, reach90: reach < 0 ? null : reach + 1 },
+    tuner: { id: tuner.best.id, mode: tunerMeta.mode, values: tunerMeta.knobs, measured: score(tunerC.first), retimed: tunerMedian,
+      evaluations: tuner.candidates - 1, seconds: tunerS, reach90: reach < 0 ? null : reach + 1, starts: opts.noStarts ? 'none' : 'knowledge base' },
     fraction: tunerMedian / gridMedian,
+    // the share on the re-timed figures of the same rounds (each shape's best launch and the tuner's best)
+    perShape: { shapes: perShape.map((p, i) => ({ ...p, retimed: shapeRetimed[i] })), reachable, reachableRetimed, tunerRetimed: tunerC.retimed,
+      share: reachableRetimed > 1 ? (tunerC.retimed - 1) / (reachableRetimed - 1) : null },
+    asWrittenIsGridBest: sameValues(gridBest.values, asWritten),
+    startIsGridBest: startIsAnswer,
   };
 }
 
@@ -273,10 +327,16 @@ const line = (cells) => `| ${cells.join(' | ')} |`;
 const out = [
   `tuner budget ${opts.budgetFraction ? `${opts.budgetFraction} of the grid's points` : opts.budget}; grid ${opts.grid.join(',')} per size knob${Object.keys(opts.axis).length ? ` (${Object.entries(opts.axis).map(([k, v]) => `${k}: ${v.join(',')}`).join('; ')})` : ''}; speedups against the median of all baseline timings of the bench; the grid's top ${opts.top} and the tuner's best re-timed ${opts.repeat}x each (median candidate times)${opts.final ? `, then the grid's best and the tuner's best judged side by side ${opts.final}x more, the second figures and "tuner / grid" from those alone` : ''}; ${os.cpus().length} CPUs; ${new Date().toISOString().slice(0, 10)}`,
   '',
-  line(['kernel', 'grid points', 'grid best (first / re-timed)', 'tuner best (first / re-timed)', 'tuner / grid', 'tuner evaluations', 'of the grid\'s', 'evaluations to 90% of grid']),
-  line(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
+  line(['kernel', 'grid points', 'grid best (first / re-timed)', 'tuner best (first / re-timed)', 'tuner / grid', 'tuner evaluations', 'of the grid\'s', 'evaluations to 90% of grid',
+    'best per shape, reachable (first / re-timed)', 'tuner\'s share of the reachable gain (re-timed)', 'tuner s', 'starts']),
+  line(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---']),
   ...rows.map((r) => line([r.kernel, r.gridPoints, `${r.gridBest.measured.toFixed(2)}x / ${r.gridBest.retimed.toFixed(2)}x`,
-    `${r.tuner.measured.toFixed(2)}x / ${r.tuner.retimed.toFixed(2)}x`, `${(100 * r.fraction).toFixed(1)}%${r.sameSetting ? ' (same setting)' : ''}`, r.tuner.evaluations, `${(100 * r.tuner.evaluations / r.gridPoints).toFixed(0)}%`, r.tuner.reach90 ?? 'not reached'])),
+    `${r.tuner.measured.toFixed(2)}x / ${r.tuner.retimed.toFixed(2)}x${r.tuner.mode === 'dispatch' ? ' (per-shape table)' : ''}`, `${(100 * r.fraction).toFixed(1)}%${r.sameSetting ? ' (same setting)' : ''}`,
+    r.tuner.evaluations, `${(100 * r.tuner.evaluations / r.gridPoints).toFixed(0)}%`, r.tuner.reach90 ?? 'not reached',
+    `${r.perShape.reachable.toFixed(3)}x / ${r.perShape.reachableRetimed.toFixed(3)}x`, r.perShape.share === null ? 'no gain to reach' : `${(100 * r.perShape.share).toFixed(0)}%`, r.tuner.seconds.toFixed(0),
+    `${r.tuner.starts}${r.asWrittenIsGridBest ? '; AS WRITTEN = GRID BEST' : ''}${r.startIsGridBest.length ? `; START ${r.startIsGridBest.join(',')} = GRID BEST` : ''}`])),
+  '',
+  ...rows.flatMap((r) => [`${r.kernel} per shape (first / re-timed): ${r.perShape.shapes.map((p) => `${Object.values(p.shape).join('x')} ${p.speedup.toFixed(3)}x / ${p.retimed.toFixed(3)}x at ${JSON.stringify(p.values)}`).join('; ')}; tuner re-timed ${r.perShape.tunerRetimed.toFixed(3)}x`]),
 ];
 process.stdout.write(out.join('\n') + '\n');
 fs.writeFileSync(path.join(tmp, 'bench-tuner.json'), JSON.stringify(rows, null, 2));

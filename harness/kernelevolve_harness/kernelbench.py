@@ -56,6 +56,28 @@ def _top_level_names(tree: ast.Module) -> set:
     return names
 
 
+def _names_read(tree: ast.Module, function: str) -> set:
+    """Module-level names a top-level function reads, also through the module-level functions it calls."""
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    seen, todo, names = set(), [function], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in functions:
+            continue
+        seen.add(name)
+        for node in ast.walk(functions[name]):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+                todo.append(node.id)
+    return names
+
+
+def init_only_names(tree: ast.Module) -> set:
+    """Module-level names that get_init_inputs() reads and get_inputs() does not: Model's arguments (cumsum's
+    `dim = 1`, a scale, a kernel size), not sizes of the inputs, so never a shape variable."""
+    return _names_read(tree, "get_init_inputs") - _names_read(tree, "get_inputs")
+
+
 def framework(tree: ast.Module) -> str:
     """"torch" when the problem imports torch anywhere, else "numpy"."""
     for node in ast.walk(tree):

@@ -1,7 +1,8 @@
 """A KernelBench-format problem at run time: what the generated spec (kernelbench.py) calls in the worker and
 reference processes.
 
-Shapes: the problem's module-level size constants are one shape; a problem may list more in SHAPES (dicts of
+Shapes: the problem's module-level size constants are one shape (those get_inputs() reads: a constant read only
+by get_init_inputs() is an argument of Model, not a size); a problem may list more in SHAPES (dicts of
 constants to override), which get_inputs() and get_init_inputs() then read. Inputs: get_inputs() under the
 seed the judge picks (Python's, numpy's and torch's generators seeded alike), drawn on the problem's GPU (torch's
 default device) or on the host and moved to the problem's device.
@@ -13,6 +14,7 @@ that creates its weights in another order still computes with the reference's we
 """
 from __future__ import annotations
 
+import ast
 import ctypes
 import importlib.util
 import os
@@ -24,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 import numpy as np
 
 from .compare import KERNELBENCH_TOLERANCE
+from .kernelbench import init_only_names
 
 INIT_SEED = 42
 
@@ -151,7 +154,10 @@ class ModelProblem:
                                  f"of the problem")
             self.shapes = [dict(s) for s in declared]
         else:
-            self.shapes = [{k: v for k, v in self.defaults.items() if type(v) is int}]
+            # the sizes get_inputs() reads; a constant only get_init_inputs() reads is an argument of Model
+            with open(path, encoding="utf-8") as f:
+                init_only = init_only_names(ast.parse(f.read(), filename=path))
+            self.shapes = [{k: v for k, v in self.defaults.items() if type(v) is int and k not in init_only}]
         # KernelBench's own rule unless the problem file gives a TOLERANCE (compare.py, docs/harness.md)
         self.tolerance = dict(getattr(self.module, "TOLERANCE", None) or KERNELBENCH_TOLERANCE)
         self.instances: Dict[Tuple[int, Tuple[Any, ...]], Any] = {}

@@ -85,6 +85,28 @@ def test_a_job_from_stdin_answers_one_verdict_envelope_with_its_lock(tmp_path: P
     assert e["elapsed_ms"] > 0 and e["node"]
 
 
+def test_the_envelope_names_the_machine_as_check_host_does(tmp_path: Path, cache_dir: Path) -> None:
+    e = run_job(mm_job(NAIVE), tmp_path, cache_dir)
+    r = subprocess.run([sys.executable, "-m", "kernelevolve_harness", "check-host"], capture_output=True, text=True,
+                       env=_env(tmp_path, cache_dir), timeout=120)
+    facts = json.loads(r.stdout)
+    assert e["machine"]["cpu"] == facts["cpu"]
+    assert facts["cpu"].endswith(f" ({os.cpu_count()} cores)") and not facts["cpu"].startswith(" (")
+    # a GPU's name where check-host found one (several kinds: one of them), none where it found none
+    assert e["machine"].get("gpu", "none") in [facts["gpu"], *facts["gpu"].split(", ")]
+
+
+def test_machine_names_the_job_device_among_several_kinds_of_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernelevolve_harness import host_check
+    monkeypatch.setattr(host_check, "gpu_names", lambda: ["NVIDIA H200", "NVIDIA A100-SXM4-80GB"])
+    assert host_check.machine("1")["gpu"] == "NVIDIA A100-SXM4-80GB"
+    assert host_check.machine(None)["gpu"] == "NVIDIA A100-SXM4-80GB, NVIDIA H200"
+    monkeypatch.setattr(host_check, "gpu_names", lambda: ["NVIDIA H200"] * 8)
+    assert host_check.machine("5")["gpu"] == "NVIDIA H200"
+    monkeypatch.setattr(host_check, "gpu_names", lambda: [])
+    assert "gpu" not in host_check.machine("0")
+
+
 def test_a_job_file_and_a_candidate_path_work_too(tmp_path: Path, cache_dir: Path) -> None:
     cand = tmp_path / "given.cpp"
     cand.write_text(mm_source(NAIVE.replace("s += ", "s -= ")))

@@ -10,7 +10,8 @@ ${EVALUATE_USAGE}
 usage: kernelevolve evolve --spec SPEC.py [--operators tune,llm] [--budget N] [--time MIN] [--host NAME ...]
                           [--config FILE] [--model M] [--json] [--out DIR] [--resume RUNDIR]
 usage: kernelevolve suite DIR [--budget N] [--operators tune,llm] [--model M] [--host NAME ...]
-                         [--config FILE] [--json] [--out DIR] [--compile all|none|N]
+                         [--config FILE] [--json] [--out DIR] [--compile all|none|N] [--time MIN] [--self-judge]
+usage: kernelevolve suite --resume OUT [--host NAME ...] [--config FILE] [--json]
 usage: kernelevolve hosts [--config FILE] [--check]
 
 Exit codes: 0 ok, 1 judged but not ok / nothing better found, 2 bad arguments, spec or config,

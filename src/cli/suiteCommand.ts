@@ -1,22 +1,29 @@
-// `kernelevolve suite DIR`: every KernelBench-format problem in DIR evolved with the same per-problem budget,
-// then the best correct ModelNew judged once more against the problem's Model under torch.compile (GPU
-// problems), and one table: correct, speedup over eager and over torch.compile, fast_p, tokens and seconds
-// of evaluation. Each problem runs as `kernelevolve evolve` in a child process of this same CLI (its progress
-// on stderr, its result read from its --json line and its run folder), so one problem's failure is a row,
-// not the end of the suite.
+// `kernelevolve suite DIR`: every KernelBench-format problem under DIR (level subfolders too) evolved with the same
+// per-problem budget, then the best correct ModelNew judged once more against the problem's Model under
+// torch.compile (GPU problems), and one table: correct, speedup over eager (ours and KernelBench's timing) and over
+// torch.compile, fast_p, tokens, seconds of evaluation and of wall time. With --self-judge, each problem's Model is
+// judged against itself instead (no search): the harness's own check over a whole level. Each problem runs as
+// `kernelevolve evolve` (or `evaluate`) in a child process of this same CLI (its messages in the problem's log.txt,
+// its result read from its --json line and its run folder), so one problem's failure is a row, not the end of the
+// suite; a finished problem's row is kept in its folder, so an interrupted suite run again finishes the rest
+// (suiteFolder.ts).
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { isKernelBenchProblem, problemBackend } from '../engine/kernelBenchProblem';
-import { pairedScore } from '../engine/pairedScore';
+import { problemBackend } from '../engine/kernelBenchProblem';
+import { figureVerdicts, pairedScore } from '../engine/pairedScore';
 import { RunStore } from '../engine/runStore';
 import { CliError, EXIT } from './cliError';
 import { inputsOption } from './inputsOption';
-import { suiteJson, suiteTable, type SuiteRow } from './suiteReport';
+import { finishedRow, openSuiteFolder, recordFinished, storedArgs, type SuiteArgs } from './suiteFolder';
+import { findProblems, type SuiteProblem } from './suiteProblems';
+import { SuiteProgress } from './suiteProgress';
+import { selfJudgeJson, selfJudgeTable, suiteJson, suiteTable, type SelfJudgement, type SuiteRow } from './suiteReport';
 
 export const SUITE_USAGE = `usage: kernelevolve suite DIR [--budget N] [--operators tune,llm] [--model M] [--host NAME ...]
-                         [--config FILE] [--json] [--out DIR] [--compile all|none|N] [--inputs wide|problem]`;
+                         [--config FILE] [--json] [--out DIR] [--compile all|none|N] [--time MIN] [--inputs wide|problem] [--self-judge]
+       kernelevolve suite --resume OUT [--host NAME ...] [--config FILE] [--json]`;
 
 /** The line that makes a problem's copy the torch.compile baseline (harness model_problem.py reads it). */
 const COMPILE_MARKER = '\n\n# The problem\'s Model under torch.compile: the second baseline of `kernelevolve suite`.\nTORCH_COMPILE = True\n';
@@ -24,17 +31,42 @@ const COMPILE_MARKER = '\n\n# The problem\'s Model under torch.compile: the seco
 interface ChildResult {
   code: number | null;
   stdout: string;
+  /** The child was stopped by the suite (an interrupted suite): its result is not a row. */
+  stopped: boolean;
 }
 
-/** This CLI again, as a child: the bundle exports main (dist/cli.js, or a test's bundle). */
-function runSelf(args: string[]): Promise<ChildResult> {
+/** A running child: the suite stops it when it is interrupted. */
+let running: { stop(): void; kill(): void } | undefined;
+
+/** This CLI again, as a child (the bundle exports main: dist/cli.js, or a test's bundle). Its messages go to `log`.
+ *  It runs in a process group of its own, so a Ctrl-C reaches the suite, which stops it as a second Ctrl-C would
+ *  (the run saved, the leaders not judged again); and it ends when the suite's end of its stdin closes, so a suite
+ *  killed outright leaves no child judging on. */
+function runSelf(args: string[], log: string): Promise<ChildResult> {
+  const script = `process.stdin.on('end', () => process.exit(${EXIT.interrupted})); process.stdin.on('error', () => process.exit(${EXIT.interrupted})); ` +
+    `process.stdin.resume(); process.stdin.unref(); require(${JSON.stringify(__filename)}).main(process.argv.slice(1)).then((c) => { process.exitCode = c; })`;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-e', `require(${JSON.stringify(__filename)}).main(process.argv.slice(1)).then((c) => { process.exitCode = c; })`, ...args], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const err = fs.openSync(log, 'a');
+    const child = spawn(process.execPath, ['-e', script, ...args], { stdio: ['pipe', 'pipe', err], detached: true });
+    fs.closeSync(err);
     let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout }));
+    let stopped = false;
+    running = {
+      stop: () => {
+        stopped = true;
+        child.kill('SIGINT');
+        setTimeout(() => child.kill('SIGINT'), 200).unref();
+      },
+      kill: () => {
+        stopped = true;
+        child.kill('SIGKILL');
+      },
+    };
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.on('close', (code) => {
+      running = undefined;
+      resolve({ code, stdout, stopped });
+    });
   });
 }
 
@@ -83,7 +115,7 @@ export function judgements(runDir: string): Judged[] {
  *  candidate of the highest score; each at its one figure, the run's score for it (pairedScore.ts: a confirmed
  *  leader's figure is the mean of its evaluations after it was picked), as `evolve` and the panel report it. One
  *  that failed any evaluation is not correct. */
-export function bestCorrect(runDir: string): { id: string; speedup: number } | undefined {
+export function bestCorrect(runDir: string): { id: string; speedup: number; kernelbench?: number } | undefined {
   let loaded: ReturnType<typeof RunStore.load>;
   try {
     loaded = RunStore.load(runDir);
@@ -93,7 +125,12 @@ export function bestCorrect(runDir: string): { id: string; speedup: number } | u
   const correct = loaded.candidates.filter((c) => c.id !== 'c0000' && c.verdict?.status === 'ok' && pairedScore(c) > 0);
   const named = loaded.record.best?.id;
   const pick = correct.find((c) => c.id === named) ?? correct.sort((a, b) => pairedScore(b) - pairedScore(a))[0];
-  return pick && { id: pick.id, speedup: pairedScore(pick) };
+  if (!pick) return undefined;
+  // KernelBench's timing of the same evaluations its figure comes from
+  const kb = figureVerdicts(pick).map((v) => v.kernelbench?.speedup).filter((k): k is number => typeof k === 'number' && k > 0);
+  const kernelbench = kb.length && kb.length === figureVerdicts(pick).length
+    ? Math.exp(kb.reduce((a, k) => a + Math.log(k), 0) / kb.length) : undefined;
+  return { id: pick.id, speedup: pairedScore(pick), ...(kernelbench !== undefined ? { kernelbench } : {}) };
 }
 
 export async function suiteCommand(argv: string[]): Promise<number> {
@@ -107,91 +144,196 @@ export async function suiteCommand(argv: string[]): Promise<number> {
       config: { type: 'string' },
       json: { type: 'boolean', default: false },
       out: { type: 'string' },
-      compile: { type: 'string', default: 'all' },
+      resume: { type: 'string' },
+      compile: { type: 'string' },
       time: { type: 'string' },
+      'self-judge': { type: 'boolean' },
       inputs: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
   });
-  const dir = positionals[0];
-  if (!dir || positionals.length > 1) throw new CliError(`suite needs one folder of problems.\n${SUITE_USAGE}`);
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir).filter((n) => n.endsWith('.py')).sort();
-  } catch {
-    throw new CliError(`Cannot read the folder ${dir}; give the folder that holds the problem files.`);
-  }
-  const problems = names.map((n) => path.resolve(dir, n)).filter((p) => isKernelBenchProblem(fs.readFileSync(p, 'utf8')));
-  if (!problems.length) {
-    throw new CliError(`${dir} holds no KernelBench-format problem (a .py file defining class Model, get_inputs() and get_init_inputs()).`);
-  }
-  const compileLimit = values.compile === 'all' ? Infinity : values.compile === 'none' ? 0 : Number(values.compile);
-  if (!Number.isInteger(compileLimit) && compileLimit !== Infinity) throw new CliError(`--compile must be all, none or a number of problems, not "${values.compile}".`);
-  const out = path.resolve(values.out ?? path.join('.kernelevolve', 'suites', new Date().toISOString().replace(/[:.]/g, '-')));
-  fs.mkdirSync(out, { recursive: true });
-  const passOn = [
-    ...(values.budget ? ['--budget', values.budget] : []),
-    ...(values.time ? ['--time', values.time] : []),
-    ...(values.operators ? ['--operators', values.operators] : []),
-    ...(values.model ? ['--model', values.model] : []),
-    ...(values.config ? ['--config', values.config] : []),
-    ...(inputsOption(values.inputs) ? ['--inputs', values.inputs as string] : []),
-  ];
-  const hostArgs = (values.host ?? []).flatMap((h) => ['--host', h]);
-
-  const rows: SuiteRow[] = [];
-  let compiled = 0;
-  for (const problem of problems) {
-    const name = path.basename(problem, '.py');
-    const folder = path.join(out, name);
-    fs.rmSync(folder, { recursive: true, force: true });
-    fs.mkdirSync(folder, { recursive: true });
-    const runDir = path.join(folder, 'run');
-    process.stderr.write(`\n=== ${name} (${rows.length + 1} of ${problems.length})\n`);
-    const evolved = await runSelf(['evolve', '--spec', problem, '--json', '--out', runDir, ...passOn, ...hostArgs]);
-    const result = lastJson(evolved.stdout);
-    const judged = judgements(runDir);
-    const row: SuiteRow = {
-      problem: name, correct: false, tokens: (result?.usage?.promptTokens ?? 0) + (result?.usage?.completionTokens ?? 0),
-      evalSeconds: judged.reduce((s, j) => s + j.totalS, 0), candidates: judged.filter((j) => j.id !== 'c0000').length, runDir,
+  let args: SuiteArgs;
+  let out: string;
+  if (values.resume) {
+    out = path.resolve(values.resume);
+    const stored = storedArgs(out);
+    if (!stored) throw new CliError(`${values.resume} holds no suite to resume (no suite-args.json); give the --out folder of an earlier \`kernelevolve suite\`.`);
+    if (positionals.length || values.out) throw new CliError(`--resume takes the suite's folder and options as they were; give neither DIR nor --out with it.\n${SUITE_USAGE}`);
+    args = { ...stored, host: values.host ?? stored.host, config: values.config ?? stored.config };
+  } else {
+    const dir = positionals[0];
+    if (!dir || positionals.length > 1) throw new CliError(`suite needs one folder of problems.\n${SUITE_USAGE}`);
+    args = {
+      dir: path.resolve(dir), selfJudge: !!values['self-judge'], budget: values.budget, operators: values.operators, model: values.model,
+      time: values.time, compile: values.compile ?? 'all', inputs: inputsOption(values.inputs), host: values.host, config: values.config,
     };
-    const best = bestCorrect(runDir);
-    if (!result) row.note = `evolve exited ${evolved.code} without a result (see its messages above)`;
-    else if (result.baseline && result.baseline.status !== 'ok') row.note = `the problem itself failed: ${result.baseline.reason ?? result.baseline.status}`;
-    if (best) {
-      row.correct = true;
-      row.speedupEager = best.speedup;
-      row.bestId = best.id;
-      row.kernelFile = path.join(folder, `${name}_new.py`);
-      fs.copyFileSync(path.join(runDir, 'candidates', `${best.id}.py`), row.kernelFile);
-      if (problemBackend(fs.readFileSync(problem, 'utf8')) === 'model-cuda' && compiled < compileLimit) {
-        compiled++;
-        const compileBaseline = path.join(folder, `${name}_compiled.py`);
-        fs.writeFileSync(compileBaseline, fs.readFileSync(problem, 'utf8') + COMPILE_MARKER);
-        process.stderr.write(`${name}: judging ${best.id} against the Model under torch.compile\n`);
-        const ev = await runSelf(['evaluate', '--spec', problem, '--candidate', row.kernelFile, '--baseline', compileBaseline, '--json', ...(values.config ? ['--config', values.config] : []), ...(values.inputs ? ['--inputs', values.inputs] : []), ...hostArgs]);
-        const v = lastJson(ev.stdout);
-        if (v?.status === 'ok' && typeof v.speedup === 'number') row.speedupCompile = v.speedup;
-        else row.note = `against torch.compile: ${v ? `${v.status}: ${v.reason}` : `evaluate exited ${ev.code}`}`;
-        row.evalSeconds += Number(v?.stages?.total_s ?? 0);
-      }
-    } else if (!row.note) {
-      const last = [...judged].reverse().find((j) => j.id !== 'c0000');
-      row.note = last ? `${last.status}: ${last.reason ?? ''}` : 'no candidate was judged';
+    out = path.resolve(values.out ?? path.join('.kernelevolve', 'suites', new Date().toISOString().replace(/[:.]/g, '-')));
+  }
+  let problems: SuiteProblem[];
+  try {
+    problems = findProblems(args.dir, out);
+  } catch {
+    throw new CliError(`Cannot read the folder ${args.dir}; give the folder that holds the problem files.`);
+  }
+  if (!problems.length) {
+    throw new CliError(`${args.dir} holds no KernelBench-format problem (a .py file defining class Model, get_inputs() and get_init_inputs()).`);
+  }
+  const compileLimit = args.compile === 'all' ? Infinity : args.compile === 'none' ? 0 : Number(args.compile);
+  if (!Number.isInteger(compileLimit) && compileLimit !== Infinity) throw new CliError(`--compile must be all, none or a number of problems, not "${args.compile}".`);
+  const { resumed } = openSuiteFolder(out, args);
+
+  const finished = new Map(problems.map((p) => [p.name, finishedRow<SuiteRow & SelfJudgement>(path.join(out, p.name))]));
+  const left = problems.filter((p) => !finished.get(p.name));
+  const progress = new SuiteProgress(process.stderr, problems.length, problems.length - left.length);
+  progress.note(resumed
+    ? `resuming the suite in ${out}: ${problems.length - left.length} of ${problems.length} problems finished before, ${left.length} to go`
+    : `suite of ${problems.length} problems in ${out} (if it is interrupted, the same command or \`kernelevolve suite --resume ${out}\` finishes it)`);
+
+  let interrupted = 0;
+  const onInterrupt = () => {
+    interrupted++;
+    if (interrupted === 1) {
+      progress.note('stopping: the problem being judged is stopped and will be done again when the suite is resumed (Ctrl-C again to quit at once)');
+      running?.stop();
+    } else {
+      running?.kill();
     }
-    rows.push(row);
+  };
+  process.on('SIGINT', onInterrupt);
+  process.on('SIGTERM', onInterrupt);
+  const hostArgs = [...(args.host ?? []).flatMap((h) => ['--host', h]), ...(args.config ? ['--config', args.config] : [])];
+  // problems judged against torch.compile so far, finished ones included (--compile N counts over the whole suite)
+  let compiled = [...finished.values()].filter((r) => r?.speedupCompile !== undefined).length;
+  try {
+    for (const problem of left) {
+      if (interrupted) break;
+      const folder = path.join(out, problem.name);
+      progress.started(problem.name);
+      const t0 = Date.now();
+      let row: SuiteRow | SelfJudgement | undefined;
+      if (args.selfJudge) {
+        row = await selfJudge(problem, folder, [...inputsArgs(args), ...hostArgs]);
+      } else {
+        const compile = problemBackend(fs.readFileSync(problem.file, 'utf8')) === 'model-cuda' && compiled < compileLimit;
+        row = await evolveProblem(problem, folder, args, hostArgs, compile);
+        if (row && (row as SuiteRow).speedupCompile !== undefined) compiled++;
+      }
+      if (!row || interrupted) break;
+      row.wallSeconds = (Date.now() - t0) / 1000;
+      recordFinished(folder, row);
+      finished.set(problem.name, row as SuiteRow & SelfJudgement);
+      progress.finished(problem.name, args.selfJudge ? selfLine(row as SelfJudgement) : evolveLine(row as SuiteRow), row.wallSeconds);
+    }
+  } finally {
+    progress.stop();
+    process.off('SIGINT', onInterrupt);
+    process.off('SIGTERM', onInterrupt);
   }
 
-  const table = suiteTable(rows);
-  const json = { ...suiteJson(rows), out };
+  const rows = problems.map((p) => finished.get(p.name)).filter((r): r is SuiteRow & SelfJudgement => !!r);
+  const table = args.selfJudge ? selfJudgeTable(rows) : suiteTable(rows);
+  const json = { ...(args.selfJudge ? selfJudgeJson(rows) : suiteJson(rows)), out, total: problems.length, finished: rows.length };
   fs.writeFileSync(path.join(out, 'suite.json'), JSON.stringify(json, null, 2) + '\n');
   fs.writeFileSync(path.join(out, 'suite.txt'), table + '\n');
+  const unfinished = rows.length < problems.length
+    ? `\ninterrupted: ${rows.length} of ${problems.length} problems finished; run the same command again (or \`kernelevolve suite --resume ${out}\`) to finish the rest\n` : '';
   if (values.json) {
-    process.stderr.write('\n' + table + '\n');
+    process.stderr.write('\n' + table + '\n' + unfinished);
     process.stdout.write(JSON.stringify(json) + '\n');
   } else {
-    process.stdout.write('\n' + table + `\nsuite folder: ${out}\n`);
+    process.stdout.write('\n' + table + `\nsuite folder: ${out}\n` + unfinished);
   }
+  if (rows.length < problems.length) return EXIT.interrupted;
+  if (args.selfJudge) return rows.every((r) => r.status === 'ok') ? EXIT.ok : EXIT.notOk;
   return rows.some((r) => r.correct) ? EXIT.ok : EXIT.notOk;
+}
+
+const evolveLine = (r: SuiteRow) => (r.correct ? `correct, ${r.speedupEager!.toFixed(2)}x` : `no correct kernel${r.note ? ` (${r.note.slice(0, 60)})` : ''}`);
+const selfLine = (r: SelfJudgement) => (r.status === 'ok' ? `ok ${r.speedup!.toFixed(3)}x against itself` : `${r.status}: ${r.reason.slice(0, 80)}`);
+
+/** One problem evolved (its run resumed when an interrupted suite left it unfinished); undefined when stopped. */
+async function evolveProblem(problem: SuiteProblem, folder: string, args: SuiteArgs, hostArgs: string[], compile: boolean): Promise<SuiteRow | undefined> {
+  const name = problem.name;
+  const runDir = path.join(folder, 'run');
+  const log = path.join(folder, 'log.txt');
+  let unfinishedRun = false;
+  try {
+    RunStore.load(runDir);
+    unfinishedRun = true;
+  } catch {
+    fs.rmSync(folder, { recursive: true, force: true });
+  }
+  fs.mkdirSync(folder, { recursive: true });
+  const passOn = [
+    ...(args.budget ? ['--budget', args.budget] : []),
+    ...(args.time ? ['--time', args.time] : []),
+    ...(args.operators ? ['--operators', args.operators] : []),
+    ...(args.model ? ['--model', args.model] : []),
+    ...inputsArgs(args),
+  ];
+  const evolved = await runSelf(unfinishedRun
+    ? ['evolve', '--resume', runDir, '--json', ...hostArgs]
+    : ['evolve', '--spec', problem.file, '--json', '--out', runDir, ...passOn, ...hostArgs], log);
+  if (evolved.stopped) return undefined;
+  const result = lastJson(evolved.stdout);
+  const judged = judgements(runDir);
+  const row: SuiteRow = {
+    problem: name, correct: false, tokens: (result?.usage?.promptTokens ?? 0) + (result?.usage?.completionTokens ?? 0),
+    evalSeconds: judged.reduce((s, j) => s + j.totalS, 0), candidates: judged.filter((j) => j.id !== 'c0000').length, runDir,
+  };
+  const best = bestCorrect(runDir);
+  if (!result) row.note = `evolve exited ${evolved.code} without a result (see ${log})`;
+  else if (result.baseline && result.baseline.status !== 'ok') row.note = `the problem itself failed: ${result.baseline.reason ?? result.baseline.status}`;
+  if (best) {
+    row.correct = true;
+    row.speedupEager = best.speedup;
+    if (best.kernelbench !== undefined) row.kernelbench = best.kernelbench;
+    row.bestId = best.id;
+    const base = path.basename(name);
+    row.kernelFile = path.join(folder, `${base}_new.py`);
+    fs.copyFileSync(path.join(runDir, 'candidates', `${best.id}.py`), row.kernelFile);
+    if (compile) {
+      const compileBaseline = path.join(folder, `${base}_compiled.py`);
+      fs.writeFileSync(compileBaseline, fs.readFileSync(problem.file, 'utf8') + COMPILE_MARKER);
+      fs.appendFileSync(log, `${name}: judging ${best.id} against the Model under torch.compile\n`);
+      const ev = await runSelf(['evaluate', '--spec', problem.file, '--candidate', row.kernelFile, '--baseline', compileBaseline, '--json', ...inputsArgs(args), ...hostArgs], log);
+      if (ev.stopped) return undefined;
+      const v = lastJson(ev.stdout);
+      if (v?.status === 'ok' && typeof v.speedup === 'number') row.speedupCompile = v.speedup;
+      else row.note = `against torch.compile: ${v ? `${v.status}: ${v.reason}` : `evaluate exited ${ev.code}`}`;
+      row.evalSeconds += Number(v?.stages?.total_s ?? 0);
+    }
+  } else if (!row.note) {
+    const last = [...judged].reverse().find((j) => j.id !== 'c0000');
+    row.note = last ? `${last.status}: ${last.reason ?? ''}` : 'no candidate was judged';
+  }
+  return row;
+}
+
+/** The problem's Model judged as the candidate against itself (no search): ok at 1.00 when the harness is right. */
+async function selfJudge(problem: SuiteProblem, folder: string, passOn: string[]): Promise<SelfJudgement | undefined> {
+  fs.rmSync(folder, { recursive: true, force: true });
+  fs.mkdirSync(folder, { recursive: true });
+  const log = path.join(folder, 'log.txt');
+  const ev = await runSelf(['evaluate', '--spec', problem.file, '--candidate', problem.file, '--json', ...passOn], log);
+  if (ev.stopped) return undefined;
+  const v = lastJson(ev.stdout);
+  if (v) fs.writeFileSync(path.join(folder, 'verdict.json'), JSON.stringify(v, null, 2) + '\n');
+  const iv = v?.speedup_interval;
+  return {
+    problem: problem.name,
+    status: v?.status ?? 'error',
+    ...(typeof v?.speedup === 'number' ? { speedup: v.speedup } : {}),
+    ...(Array.isArray(iv) && iv.length === 2 ? { interval: [iv[0], iv[1]] as [number, number] } : {}),
+    ...(typeof v?.kernelbench?.speedup === 'number' ? { kernelbench: v.kernelbench.speedup } : {}),
+    reason: v?.reason ?? `evaluate exited ${ev.code} without a verdict (see ${log})`,
+    evalSeconds: Number(v?.stages?.total_s ?? 0),
+    wallSeconds: 0,
+  };
+}
+
+/** `--inputs` as the suite was given it, for each evaluate and evolve it runs. */
+function inputsArgs(args: SuiteArgs): string[] {
+  return args.inputs ? ['--inputs', args.inputs] : [];
 }

@@ -21,6 +21,11 @@ export function formatVerdict(v: Verdict): string {
       lines.push(`  ${shape.padEnd(38)} ${ms(s.baseline_ms).padStart(12)}  ${ms(s.candidate_ms).padStart(12)}  ${s.speedup.toFixed(2).padStart(6)}x${intervalText(s.speedup, s.interval)}`);
     }
   }
+  if (v.kernelbench) {
+    const kb = v.kernelbench;
+    lines.push(`  KernelBench's timing: ${kb.speedup.toFixed(2)}x (${ms(kb.baseline_ms)} / ${ms(kb.candidate_ms)}; eager calls, ${kb.method ?? ''}, mean of ${kb.trials}; reported, not judged)`);
+  }
+  for (const note of v.notes ?? []) lines.push(`  note: ${note}`);
   if (v.compile && Object.keys(v.compile).length) {
     const facts = Object.entries(v.compile).filter(([, x]) => typeof x !== 'object').map(([k, x]) => `${k}=${String(x)}`);
     if (facts.length) lines.push(`  compile: ${facts.join(' ')}`);

@@ -23,6 +23,19 @@ export interface ShapeTiming {
   interval?: [number, number];
   /** Timed passes of the shape, when it was timed again (a wide interval, or a disagreement). */
   passes?: number;
+  /** KernelBench's own eager timing of the shape (KernelBench problems; reported, never judged). */
+  kernelbench?: KernelBenchTiming;
+}
+
+/** KernelBench's timing of ModelNew and Model (harness kernelbench_timing.py): eager calls, each after an L2 flush,
+ *  CUDA events (GPU) or wall clock (CPU), the ratio of the means; over shapes, geometric means. */
+export interface KernelBenchTiming {
+  speedup: number;
+  baseline_ms: number;
+  candidate_ms: number;
+  trials: number;
+  /** `cuda_event` | `host_time`, KernelBench's names (on the verdict, not on a shape). */
+  method?: string;
 }
 
 /** What the harness learned about the candidate's kernel (and, when asked, its profile). */
@@ -43,6 +56,10 @@ export interface Verdict {
   shapes?: ShapeTiming[];
   compile?: Record<string, unknown>;
   profile?: Profile;
+  /** KernelBench's own eager timing beside the harness's ratio (KernelBench problems). */
+  kernelbench?: KernelBenchTiming;
+  /** Sentences about the evaluation that do not change its status (where KernelBench's timing disagrees). */
+  notes?: string[];
   /** Compiler / runtime text, truncated. */
   log?: string;
   /** Filled in by the host that ran the evaluation (not by the harness). */

@@ -2,7 +2,9 @@
 import type { Placement } from '../contract/job';
 import type { Verdict } from '../contract/verdict';
 
-export type CandidateState = 'proposed' | 'queued' | 'evaluating' | 'done';
+/** `cancelled`: a speculative candidate whose parent's verdict made it moot (speculation.ts); never judged (its
+ *  budget unit stays spent). */
+export type CandidateState = 'proposed' | 'queued' | 'evaluating' | 'done' | 'cancelled';
 
 export interface Candidate {
   /** Short stable id within the run: `c0000` is the baseline. */
@@ -31,5 +33,9 @@ export interface Candidate {
   /** Why the operator proposed it (the LLM's rationale, or the knob values the tuner changed). */
   rationale?: string;
   knobs?: Record<string, number | string>;
+  /** Proposed from a parent whose verdict was not in yet (speculation.ts). */
+  speculative?: boolean;
+  /** Why it was cancelled (state `cancelled`). */
+  cancelled?: string;
   timings: { proposedAt: number; startedAt?: number; finishedAt?: number };
 }

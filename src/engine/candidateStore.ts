@@ -9,7 +9,7 @@ export function candidateId(n: number): string {
 }
 
 /** Judged again at the end and correct both times. */
-export function isConfirmed(c: Candidate): boolean {
+export function isConfirmed(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom' | 'score'>): boolean {
   return !!c.confirmations?.length && scoreOf(c) > 0;
 }
 
@@ -52,6 +52,13 @@ export class CandidateStore {
     this.hashes.add(c.hash);
     this.nextNumber = Math.max(this.nextNumber, Number(c.id.slice(1)) + 1);
     if (c.verdict) this.rescore(c);
+  }
+
+  /** A cancelled candidate's source is no longer taken: it was never judged, so it may be proposed again (from a
+   *  parent that turned out well). */
+  release(c: Candidate): void {
+    if (this.byHash.get(c.hash) === c.id) this.byHash.delete(c.hash);
+    this.hashes.delete(c.hash);
   }
 
   judged(c: Candidate, verdict: Verdict): void {

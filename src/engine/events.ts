@@ -20,6 +20,9 @@ export type EngineEvent =
   | { type: 'candidate-proposed'; candidate: Candidate; at: number }
   | { type: 'candidate-started'; id: string; host: string; at: number }
   | { type: 'candidate-evaluated'; candidate: Candidate; at: number }
+  /** A speculative candidate made moot by its parent's verdict: taken off the queue (or its evaluation stopped),
+   *  never judged; `candidate.cancelled` says why. */
+  | { type: 'candidate-cancelled'; candidate: Candidate; at: number }
   | { type: 'best-improved'; id: string; speedup: number; at: number }
   /** A leader judged once more before the run ends; `candidate.score` is now its confirmed score (0: it lost its place). */
   | { type: 'candidate-confirmed'; candidate: Candidate; confirmation: Verdict; at: number }
@@ -27,11 +30,22 @@ export type EngineEvent =
   | { type: 'progress'; evaluated: number; budget?: number; best: number; etaS?: number; at: number;
       /** Budget units used (proposals, duplicates and invalid answers), evaluations in flight, and the waste. */
       used?: number; inFlight?: number; duplicates?: number; invalid?: number;
+      /** Speculative candidates cancelled as moot (counted in `used`: each cost its unit). */
+      cancelled?: number;
       /** The candidate `best` belongs to. */ bestId?: string }
   | { type: 'usage'; promptTokens: number; completionTokens: number; costUsd?: number; at: number }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string; at: number }
   | { type: 'run-finished'; reason: TerminationReason; summary: RunSummary; at: number;
       /** Set when reason is 'error': what failed (a host, the baseline itself, every operator) and why. */
-      error?: { kind: 'host' | 'baseline' | 'operator'; message: string } };
+      error?: RunError };
+
+/** What ended a run in an error, and why. */
+export interface RunError {
+  kind: 'host' | 'baseline' | 'operator';
+  message: string;
+  /** The candidate that could not be judged (its evaluation failed twice, or once for the baseline): the run
+   *  ended without a verdict on it, and `message` says why. */
+  candidate?: string;
+}
 
 export type EngineEventListener = (event: EngineEvent) => void;

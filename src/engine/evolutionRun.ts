@@ -1,6 +1,7 @@
 // One evolution run (OpenEvolve's controller): a graph of candidates grown by operators and judged by hosts.
 // Generation and evaluation are separate queues: operators propose while hosts evaluate, with enough
-// proposals in flight to keep every slot of the pool busy. The baseline (c0000) is judged first; its verdict
+// proposals in flight to keep every slot of the pool busy; an operator that speculates proposes from candidates
+// still being judged, and what a verdict makes moot is cancelled (speculation.ts). The baseline (c0000) is judged first; its verdict
 // is the reference. Identical sources (by normalized hash) are judged once. The candidates and their scores
 // live in the CandidateStore, generation and its budget in the ProposalScheduler, the last judging of the
 // leaders in leaderConfirmation.ts. Every change is an EngineEvent; the run store, the CLI and the editor
@@ -9,7 +10,7 @@ import * as path from 'node:path';
 import type { EvaluationJob, Evaluator, InputsMode } from '../contract/job';
 import type { Candidate } from './candidate';
 import { CandidateStore, isConfirmed } from './candidateStore';
-import type { EngineEvent, EngineEventListener, RunSummary, TerminationReason } from './events';
+import type { EngineEvent, EngineEventListener, RunError, RunSummary, TerminationReason } from './events';
 import { fitness } from './fitness';
 import { confirmLeaders } from './leaderConfirmation';
 import type { Operator, ProposalBatch, ProposalContext } from './operator';
@@ -17,6 +18,7 @@ import { ProposalScheduler, type ProposalSink } from './proposalScheduler';
 import { scoreInterval, scoreOf } from './pairedScore';
 import { GreedyPolicy, type SelectionPolicy } from './selection';
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
+import { isPending, mootChildren } from './speculation';
 import type { KernelSpec } from './spec';
 import { estimateRemainingS, SIGNIFICANT_GAIN, terminationReason, type TerminationLimits } from './termination';
 
@@ -52,11 +54,6 @@ export interface EvolutionOptions {
   quit?: AbortSignal;
 }
 
-interface RunError {
-  kind: 'host' | 'baseline' | 'operator';
-  message: string;
-}
-
 export class EvolutionRun {
   private readonly store = new CandidateStore();
   private readonly scheduler: ProposalScheduler;
@@ -71,6 +68,7 @@ export class EvolutionRun {
   private plateauRef = 0;
   private sinceImprovement = 0;
   private stopping = false;
+  private concluded = false;
   private error?: RunError;
   private startedAt = 0;
   private wake: () => void = () => undefined;
@@ -125,6 +123,7 @@ export class EvolutionRun {
 
   private adopt(c: Candidate): void {
     this.store.add(c);
+    if (c.state === 'cancelled') this.store.release(c);
     if (c.verdict) this.noteResult(c, false);
   }
 
@@ -206,7 +205,8 @@ export class EvolutionRun {
       };
       return 'error';
     }
-    for (const c of this.candidates) if (!c.verdict && c !== base) this.evalQueue.push(c);
+    for (const c of this.candidates) if (!c.verdict && c !== base && c.state !== 'cancelled') this.evalQueue.push(c);
+    if ((base.verdict?.shapes?.length ?? 0) >= 2) this.scheduler.holdForClosing();
     this.emitProgress();
     return 'budget';
   }
@@ -221,7 +221,11 @@ export class EvolutionRun {
       this.startEvaluations();
       const idle = this.evaluating.size === 0 && this.scheduler.proposing === 0 && this.evalQueue.length === 0;
       if (idle) {
-        if (reason === 'budget') return 'budget';
+        if (!this.concluded && !this.stopping) {
+          this.concluded = true;
+          if (await this.conclude()) continue;
+        }
+        if (reason === 'budget' || this.scheduler.spent) return 'budget';
         if (!proposed) return 'exhausted';
       }
       await this.waitForChange();
@@ -309,6 +313,7 @@ export class EvolutionRun {
           this.emit({ type: 'candidate-started', id: c.id, host, at: Date.now() });
         },
       });
+      if (c.state === 'cancelled') return; // made moot while it was judged: the verdict no longer counts
       const { placement, ...verdict } = result;
       c.placement = placement ?? (verdict.host ? { host: verdict.host } : undefined);
       c.state = 'done';
@@ -317,8 +322,10 @@ export class EvolutionRun {
       this.store.judged(c, verdict);
       this.emit({ type: 'candidate-evaluated', candidate: c, at: Date.now() });
       this.noteResult(c, true);
+      this.cancelMoot(c);
       this.emitProgress();
     } catch (e) {
+      if (c.state === 'cancelled') return; // stopped because its parent's verdict made it moot
       // not judged: it stays queued in the store, and a resumed run judges it
       c.state = 'queued';
       if (!this.stopping && !controller.signal.aborted) {
@@ -329,12 +336,28 @@ export class EvolutionRun {
           this.log('warn', `Candidate ${c.id} could not be evaluated (${(e as Error).message.split('\n')[0]}); trying again.`);
           this.evalQueue.unshift(c);
         } else {
-          this.error ??= { kind: 'host', message: `Candidate ${c.id} could not be evaluated: ${(e as Error).message}` };
+          this.error ??= { kind: 'host', candidate: c.id, message: `Candidate ${c.id} could not be evaluated: ${(e as Error).message}` };
           this.log('error', this.error.message);
         }
       }
     } finally {
       this.evaluating.delete(c.id);
+    }
+  }
+
+  /** Cancels the speculative children that `judged`'s verdict made moot: off the queue, or their evaluation stopped
+   *  (its slot and the device's timing lock go to the rest of the wave). Their budget units stay spent. */
+  private cancelMoot(judged: Candidate): void {
+    for (const { candidate: c, reason } of mootChildren(judged, this.candidates)) {
+      const queued = this.evalQueue.indexOf(c);
+      if (queued >= 0) this.evalQueue.splice(queued, 1);
+      c.state = 'cancelled';
+      c.cancelled = reason;
+      this.store.release(c);
+      this.evaluating.get(c.id)?.abort(new Error(`cancelled: ${reason}`));
+      this.scheduler.cancelled++;
+      this.log('info', `Cancelled ${c.id}: ${reason}.`);
+      this.emit({ type: 'candidate-cancelled', candidate: c, at: Date.now() });
     }
   }
 
@@ -382,6 +405,7 @@ export class EvolutionRun {
       inFlight: this.evaluating.size + this.evalQueue.length,
       duplicates: this.scheduler.duplicates,
       invalid: this.scheduler.invalid,
+      cancelled: this.scheduler.cancelled,
     });
   }
 
@@ -399,18 +423,47 @@ export class EvolutionRun {
     return started;
   }
 
-  private launch(op: Operator, parent: Candidate | undefined): void {
-    this.scheduler.begin(op, parent);
-    const controller = new AbortController();
-    this.proposalControllers.add(controller);
-    const ctx: ProposalContext = {
+  private context(parent: Candidate | undefined): ProposalContext {
+    return {
       spec: this.opts.spec,
       baselineSource: this.opts.baselineSource,
       candidates: this.candidates,
       parent,
       hardware: this.opts.evaluator.hardware ?? this.opts.hardware,
       seen: this.store.seen,
+      concludes: this.scheduler.holdsClosing,
     };
+  }
+
+  /** Asks the operators for their closing proposals (once everything else is judged); true when one came. */
+  private async conclude(): Promise<boolean> {
+    this.scheduler.openClosing();
+    let proposed = false;
+    for (const op of this.scheduler.concluding) {
+      if (this.scheduler.budgetLeft() <= 0 || this.stopping) break;
+      const controller = new AbortController();
+      this.proposalControllers.add(controller);
+      try {
+        const batch = await op.conclude!(this.context(undefined), controller.signal);
+        if (!batch.proposals.length || this.stopping) continue;
+        const before = this.evalQueue.length;
+        this.scheduler.accept(op, undefined, batch, this.sink);
+        proposed ||= this.evalQueue.length > before;
+      } catch (e) {
+        this.log('warn', `The ${op.name} operator's closing proposal failed (${(e as Error).message}); the run ends without it.`);
+      } finally {
+        this.proposalControllers.delete(controller);
+      }
+    }
+    return proposed;
+  }
+
+  private launch(op: Operator, parent: Candidate | undefined): void {
+    const speculative = !!parent && isPending(parent);
+    this.scheduler.begin(op, parent);
+    const controller = new AbortController();
+    this.proposalControllers.add(controller);
+    const ctx = this.context(parent);
     const done = () => {
       this.scheduler.end(op);
       this.proposalControllers.delete(controller);
@@ -420,7 +473,7 @@ export class EvolutionRun {
       .then(
         (batch) => {
           done();
-          this.accept(op, parent, batch);
+          this.accept(op, parent, batch, speculative);
         },
         (e: unknown) => {
           done();
@@ -429,10 +482,12 @@ export class EvolutionRun {
       ));
   }
 
-  private accept(op: Operator, parent: Candidate | undefined, batch: ProposalBatch): void {
+  private accept(op: Operator, parent: Candidate | undefined, batch: ProposalBatch, speculative: boolean): void {
     if (this.stopping) return; // answers that arrive after a stop are dropped, not judged
     if (batch.usage) this.emit({ type: 'usage', ...batch.usage, at: Date.now() });
-    this.scheduler.accept(op, parent, batch, this.sink);
+    this.scheduler.accept(op, parent, batch, this.sink, speculative);
+    // the parent's verdict came in while the proposal was being made
+    if (speculative && parent?.state === 'done') this.cancelMoot(parent);
   }
 
   private operatorFailed(op: Operator, e: Error): void {

@@ -4,8 +4,10 @@
 // whose interval reaches the leader's is a contender, and the leader and the runner-up are judged again while
 // their confirmed intervals overlap. The ranking's own figures are biased too (the leader is the top of the
 // contenders' confirmations), so once it is settled the leader is judged FIGURE_CONFIRMATIONS more times, side by
-// side, and those alone make its reported figure (pairedScore.ts, Candidate.figureFrom). Not counted against the
-// budget; at most 3 x top + MAX_FIGURES x FIGURE_CONFIRMATIONS evaluations.
+// side, and those alone make its reported figure (pairedScore.ts, Candidate.figureFrom). A lone contender (the only
+// candidate above the baseline, the common case of a suite's small budgets) has nothing to be ranked against: it
+// is judged once more, and that evaluation is its figure. Not counted against the budget; at most 3 x top +
+// MAX_FIGURES x FIGURE_CONFIRMATIONS evaluations.
 import type { Verdict } from '../contract/verdict';
 import type { Candidate } from './candidate';
 import { isConfirmed, type CandidateStore } from './candidateStore';
@@ -41,9 +43,17 @@ export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
   let ranked = 0;
   let figures = 0;
   while (!ctx.quit?.aborted) {
-    let batch = ranked < rankingLimit ? nextBatch(store, top).slice(0, rankingLimit - ranked) : [];
+    const lone = figures < MAX_FIGURES ? loneContender(store) : undefined;
+    let batch = lone ? [lone] : ranked < rankingLimit ? nextBatch(store, top).slice(0, rankingLimit - ranked) : [];
     let what = `once more to confirm ${batch.length === 1 ? 'its' : 'their'} speedup`;
-    if (batch.length) {
+    if (lone) {
+      // nothing to rank it against, so its next evaluation is not the top of several (unbiased): that one
+      // evaluation is its figure. Before, a lone winner was judged once to rank it and three more times for its
+      // figure: five judgements of one candidate in a suite of small budgets, each as long as the first.
+      figures += 1;
+      lone.figureFrom = lone.confirmations?.length ?? 0;
+      what = 'once more, for its figure (the only candidate above the baseline: nothing to rank it against)';
+    } else if (batch.length) {
       ranked += batch.length;
     } else {
       const leader = rankingLeader(store);
@@ -76,6 +86,15 @@ function confirmedByScore(store: CandidateStore): Candidate[] {
 /** The top of the ranking: the best confirmed candidate. */
 function rankingLeader(store: CandidateStore): Candidate | undefined {
   return confirmedByScore(store)[0];
+}
+
+/** The one candidate above the baseline, judged once and not yet again, when no other is (or was) confirmed: a
+ *  ranking of one. */
+export function loneContender(store: CandidateStore): Candidate | undefined {
+  const base = store.baseline!;
+  if (store.candidates.some((c) => c !== base && isConfirmed(c))) return undefined;
+  const waiting = store.candidates.filter((c) => c !== base && c.state === 'done' && !c.confirmations?.length && scoreOf(c) > scoreOf(base));
+  return waiting.length === 1 ? waiting[0] : undefined;
 }
 
 /** Who is judged again next while ranking (none: the ranking is settled, or nothing more would tell). */

@@ -26,6 +26,8 @@ export interface ProposalContext {
   hardware?: string;
   /** Hashes of sources already proposed (evaluated or queued) in this run. */
   seen: ReadonlySet<string>;
+  /** The run keeps a unit of its budget for the operators' closing proposals (`Operator.conclude`). */
+  concludes?: boolean;
 }
 
 /** An answer that could not be turned into a candidate (garbled LLM output, say): counted and shown. */
@@ -51,5 +53,11 @@ export interface Operator {
   /** How many propose() calls may run at once (default: as many as the pipeline holds). An operator whose
    *  answer depends on what it proposed just before (the tuner) says 1, so it never repeats itself. */
   readonly concurrency?: number;
+  /** The operator can work from a parent whose verdict is not in yet (its source is enough), so the scheduler may
+   *  hand it a pending candidate to keep every slot busy (speculation.ts). */
+  readonly speculates?: boolean;
   propose(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch>;
+  /** The run's closing proposal, asked for once when everything else is judged (the tuner: the per-shape table
+   *  from the whole run's winners). A run keeps one unit of its budget for it. */
+  conclude?(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch>;
 }

@@ -65,6 +65,11 @@ export function scoreInterval(c: Pick<Candidate, 'verdict' | 'confirmations' | '
   return [Math.min(score * Math.exp(-below), ...figures), Math.max(score * Math.exp(above), ...figures)];
 }
 
+/** The evaluations a candidate's score comes from (none when any of its evaluations was not ok). */
+export function figureVerdicts(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'>): Verdict[] {
+  return scored(c);
+}
+
 /** How many evaluations a candidate's score comes from. */
 export function scoreEvaluations(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'>): number {
   return scored(c).length;

@@ -1,10 +1,12 @@
 // Generation and its budget: which operator proposes next and from which parent (drafts first, then the
 // selection policy's pick), how many proposals are in flight, what each answer costs, and which operators
-// are dropped after failing again and again. Evaluation is the run's other queue (evolutionRun.ts).
+// are dropped after failing again and again. An operator that speculates may be handed a pending candidate as
+// its parent (speculation.ts). Evaluation is the run's other queue (evolutionRun.ts).
 import type { Candidate } from './candidate';
 import type { CandidateStore } from './candidateStore';
 import type { InvalidProposal, Operator, ProposalBatch } from './operator';
 import type { SelectionPolicy, SelectionView } from './selection';
+import { speculativeParent } from './speculation';
 import { sourceHash, type SourceLanguage } from './sourceText';
 
 export interface SchedulerOptions {
@@ -29,13 +31,17 @@ export interface ProposalSink {
 }
 
 export class ProposalScheduler {
-  /** Budget units used: every proposal (new, duplicate) and every invalid answer. */
+  /** Budget units used: every proposal (new, duplicate, cancelled as moot) and every invalid answer. */
   used = 0;
+  /** Speculative candidates cancelled as moot (each still cost its unit). */
+  cancelled = 0;
   duplicates = 0;
   invalid = 0;
   /** Proposals being generated now. */
   proposing = 0;
   private reserved = 0;
+  /** Units kept for the operators' closing proposals until the run asks for them. */
+  private closingHeld = 0;
   private draftsUsed = 0;
   private turn = 0;
   private readonly exhausted = new Set<string>();
@@ -47,6 +53,12 @@ export class ProposalScheduler {
 
   constructor(private readonly opts: SchedulerOptions) {}
 
+  /** Keeps one unit for the closing proposals (a spec with several shapes, where a per-shape table may pay). */
+  holdForClosing(): void {
+    const { budget } = this.opts;
+    if (budget !== undefined && budget >= 4 && this.used < budget && this.concluding.length) this.closingHeld = 1;
+  }
+
   /** A resumed run's spending so far. */
   resume(counters: { used: number; duplicates?: number; invalid?: number }): void {
     this.used = counters.used;
@@ -57,7 +69,27 @@ export class ProposalScheduler {
 
   budgetLeft(): number {
     const { budget } = this.opts;
-    return budget === undefined ? Infinity : budget - this.used - this.reserved;
+    return budget === undefined ? Infinity : budget - this.used - this.reserved - this.closingHeld;
+  }
+
+  /** The budget is spent, the unit kept for the closing proposals aside. */
+  get spent(): boolean {
+    return this.opts.budget !== undefined && this.used + this.reserved >= this.opts.budget - this.closingHeld;
+  }
+
+  /** A unit is kept for the closing proposals. */
+  get holdsClosing(): boolean {
+    return this.closingHeld > 0;
+  }
+
+  /** The run asks for the closing proposals: the unit kept for them is theirs now. */
+  openClosing(): void {
+    this.closingHeld = 0;
+  }
+
+  /** Operators not dropped that make a closing proposal. */
+  get concluding(): Operator[] {
+    return this.opts.operators.filter((o) => o.conclude && !this.disabled.has(o.name));
   }
 
   /** The next proposal to start, when the budget and the pipeline (with `waiting` candidates) have room. */
@@ -76,7 +108,11 @@ export class ProposalScheduler {
         this.turn = (this.turn + i + 1) % ops.length;
         return { op };
       }
-      const parent = this.opts.policy.select(this.view, { operator: op.name, repairs: op.repairs });
+      let parent = this.opts.policy.select(this.view, { operator: op.name, repairs: op.repairs });
+      if (op.speculates) {
+        const view = this.view;
+        parent = speculativeParent({ candidates: view.candidates, isExhausted: (id) => view.isExhausted(op.name, id), expansions: view.expansions }, op.name, parent);
+      }
       if (parent) {
         this.turn = (this.turn + i + 1) % ops.length;
         return { op, parent };
@@ -108,8 +144,9 @@ export class ProposalScheduler {
     this.proposingPerOp.set(op.name, (this.proposingPerOp.get(op.name) ?? 1) - 1);
   }
 
-  /** Turns an answer into candidates, as far as the budget goes; duplicates and garbage cost a unit each. */
-  accept(op: Operator, parent: Candidate | undefined, batch: ProposalBatch, sink: ProposalSink): void {
+  /** Turns an answer into candidates, as far as the budget goes; duplicates and garbage cost a unit each.
+   *  `speculative`: the parent's verdict was not in when the proposal started. */
+  accept(op: Operator, parent: Candidate | undefined, batch: ProposalBatch, sink: ProposalSink, speculative = false): void {
     const { store } = this.opts;
     let left = this.budgetLeft();
     let units = 0;
@@ -141,6 +178,7 @@ export class ProposalScheduler {
         state: 'queued',
         rationale: p.rationale,
         knobs: p.knobs,
+        ...(speculative ? { speculative: true } : {}),
         timings: { proposedAt: Date.now() },
       });
     }

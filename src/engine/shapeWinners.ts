@@ -1,7 +1,8 @@
 // Which candidate is fastest on each shape of the spec. Every evaluation times every shape, so the run already
 // holds a per-shape search; when different configurations win different shapes, a launcher that picks per
 // shape can beat every single configuration. A candidate's speed on a shape is its paired ratio there (timed
-// side by side with the baseline in the same evaluation, as pairedScore.ts scores whole candidates).
+// side by side with the baseline in the same evaluation, as pairedScore.ts scores whole candidates), with the
+// ratio's interval where the harness gave one.
 import type { Candidate } from './candidate';
 
 export interface ShapeWinner {
@@ -9,43 +10,68 @@ export interface ShapeWinner {
   candidate: Candidate;
   /** The paired speedup on this shape. */
   speedup: number;
+  /** Its 95% interval, when the verdict has one. */
+  interval?: [number, number];
 }
 
-/** Per-shape paired speedups of each correct candidate that timed every shape of the first one (keyed by the shape's JSON). */
-export function shapeSpeeds(candidates: readonly Candidate[]): { shapes: Array<Record<string, unknown>>; speeds: Map<Candidate, number[]> } {
+/** Per-shape paired speedups (and intervals) of each correct candidate that timed every shape of the first one. */
+export function shapeSpeeds(candidates: readonly Candidate[]): {
+  shapes: Array<Record<string, unknown>>;
+  speeds: Map<Candidate, number[]>;
+  intervals: Map<Candidate, Array<[number, number] | undefined>>;
+} {
   const ok = candidates.filter((c) => c.state === 'done' && c.verdict?.status === 'ok' && c.verdict.shapes?.length);
   const shapes = (ok[0]?.verdict?.shapes ?? []).map((s) => s.shape);
   const keys = shapes.map((s) => JSON.stringify(s));
   const speeds = new Map<Candidate, number[]>();
+  const intervals = new Map<Candidate, Array<[number, number] | undefined>>();
   for (const c of ok) {
-    const byKey = new Map(c.verdict!.shapes!.map((s) => [JSON.stringify(s.shape), s.speedup]));
-    if (!keys.every((k) => (byKey.get(k) ?? 0) > 0 && Number.isFinite(byKey.get(k)))) continue;
-    speeds.set(c, keys.map((k) => byKey.get(k)!));
+    const byKey = new Map(c.verdict!.shapes!.map((s) => [JSON.stringify(s.shape), s]));
+    if (!keys.every((k) => (byKey.get(k)?.speedup ?? 0) > 0 && Number.isFinite(byKey.get(k)!.speedup))) continue;
+    speeds.set(c, keys.map((k) => byKey.get(k)!.speedup!));
+    intervals.set(c, keys.map((k) => byKey.get(k)!.interval));
   }
-  return { shapes, speeds };
+  return { shapes, speeds, intervals };
 }
 
 const geomean = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 
+/** Without intervals, a shape's winner must beat the best single setting there by this much to count as different. */
+export const SHAPE_MARGIN = 1.02;
+
 /**
- * The fastest candidate per shape among `eligible` ones, and what a launcher choosing per shape would score
- * (the geometric mean of the winners' speeds) against the best single candidate.
+ * The fastest candidate per shape among `eligible` ones, what a launcher choosing per shape would score (the
+ * geometric mean of the winners' speeds) against the best single candidate, and the shapes that disagree: those
+ * whose winner is another candidate than the best single one and beats it there beyond both intervals (the
+ * winner's lower end above the single's upper end; without intervals, by SHAPE_MARGIN).
  */
 export function shapeWinners(candidates: readonly Candidate[], eligible: (c: Candidate) => boolean): {
   winners: ShapeWinner[];
   dispatchScore: number;
   bestSingle: number;
+  /** The candidate with the best geometric mean over the shapes. */
+  single?: Candidate;
+  /** Indexes into `winners` of the shapes that disagree with `single`. */
+  disagreeing: number[];
+  /** What a per-shape table should hold: where shapes disagree, their winners and the single best elsewhere (a
+   *  lead within the noise is no reason for another setting); else every shape's winner. */
+  table: ShapeWinner[];
 } {
-  const { shapes, speeds } = shapeSpeeds(candidates);
+  const { shapes, speeds, intervals } = shapeSpeeds(candidates);
   const pool = [...speeds].filter(([c]) => eligible(c));
-  if (!pool.length || !shapes.length) return { winners: [], dispatchScore: 0, bestSingle: 0 };
+  if (!pool.length || !shapes.length) return { winners: [], dispatchScore: 0, bestSingle: 0, disagreeing: [], table: [] };
   const winners = shapes.map((shape, i) => {
     const [candidate, s] = pool.reduce((a, b) => (b[1][i] > a[1][i] ? b : a));
-    return { shape, candidate, speedup: s[i] };
+    return { shape, candidate, speedup: s[i], ...(intervals.get(candidate)![i] ? { interval: intervals.get(candidate)![i] } : {}) };
   });
-  return {
-    winners,
-    dispatchScore: geomean(winners.map((w) => w.speedup)),
-    bestSingle: Math.max(...pool.map(([, s]) => geomean(s))),
-  };
+  const [single, singleSpeeds] = pool.reduce((a, b) => (geomean(b[1]) > geomean(a[1]) ? b : a));
+  const disagreeing = winners.flatMap((w, i) => {
+    if (w.candidate === single) return [];
+    const theirs = intervals.get(single)![i];
+    const beats = w.interval && theirs ? w.interval[0] > theirs[1] : w.speedup > SHAPE_MARGIN * singleSpeeds[i];
+    return beats ? [i] : [];
+  });
+  const table = !disagreeing.length ? winners : winners.map((w, i) => (disagreeing.includes(i) ? w
+    : { shape: w.shape, candidate: single, speedup: singleSpeeds[i], ...(intervals.get(single)![i] ? { interval: intervals.get(single)![i] } : {}) }));
+  return { winners, dispatchScore: geomean(winners.map((w) => w.speedup)), bestSingle: geomean(singleSpeeds), single, disagreeing, table };
 }

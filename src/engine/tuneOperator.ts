@@ -5,16 +5,18 @@
 // the parent better, for a memory-bound kernel (elementwise, reduction) the warps alone at the block it has,
 // joint moves (tiles with warps and stages: they pay off together), single-knob
 // halvings/doublings ordered by what such moves did before, x4 jumps, then pairs. Regions where a candidate
-// failed (out of shared memory, wrong results after a block shrank) are not tried again. When different
-// configurations win different shapes, it searches from each shape's winner in turn and proposes one
-// candidate whose launcher picks the configuration per shape (the original computation as the fallback).
+// failed (out of shared memory, wrong results after a block shrank) are not tried again. When shapes disagree
+// (a shape's winner beats the best single setting there beyond the intervals), refinements take turns between
+// the policy's parent and each such shape's winner (moves ranked by that shape's speed), and the run closes with
+// one candidate whose launcher picks each shape's winner (the original computation as the fallback). It
+// proposes from candidates still being judged (speculation.ts), so a pool's slots never wait for a wave.
 // It keeps no state of its own; everything comes from the run's candidates, so a resumed run continues as
 // if never stopped. It never proposes a source the run has already seen.
 import type { Candidate } from './candidate';
 import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, searchableKnobs, type Knob, type KnobSet, type KnobValues } from './knobs';
 import { KernelLocator } from './kernelLocator';
 import { listFunctions } from './splice';
-import { shapeSpeeds, shapeWinners } from './shapeWinners';
+import { shapeWinners } from './shapeWinners';
 import { learnedRegions } from './tuneConstraints';
 import { writeDispatch } from './tunedDispatch';
 import { type KernelClass, kernelClassOf, startValues, tuneStarts } from './tuneKnowledge';
@@ -73,6 +75,8 @@ export class TuneOperator implements Operator {
   readonly name = 'tune';
   /** Each proposal must see the one before it in `seen`, or two calls would pick the same move. */
   readonly concurrency = 1;
+  /** A parent's knobs are in its source: the next neighbours can be proposed before its verdict is in. */
+  readonly speculates: boolean = true;
   private readonly lang: SourceLanguage;
   private readonly probes: number;
   private readonly seed?: number;
@@ -87,6 +91,13 @@ export class TuneOperator implements Operator {
     this.seed = opts.seed;
     this.knowledgeFolders = opts.knowledgeFolders ?? [];
     this.knowledgeDir = opts.knowledgeDir;
+    if (this.lang === 'python') {
+      this.conclude = async (ctx) => {
+        await KernelLocator.get();
+        const dispatch = this.dispatchProposal(ctx, true);
+        return { proposals: dispatch ? [dispatch] : [] };
+      };
+    }
   }
 
   knobsOf(source: string): KnobSet {
@@ -103,19 +114,41 @@ export class TuneOperator implements Operator {
     await KernelLocator.get(); // knob detection finds functions with tree-sitter
     // a dispatching candidate is a table of other candidates' settings: nothing to move in it
     if (ctx.parent?.mode === 'dispatch') return { proposals: [], exhausted: true };
-    const dispatch = ctx.parent ? this.dispatchProposal(ctx) : undefined;
+    // a run that asks for a closing proposal gets the table from the final winners then
+    const dispatch = ctx.parent && !ctx.concludes ? this.dispatchProposal(ctx) : undefined;
     if (dispatch) return { proposals: [dispatch] };
-    const base = (ctx.parent && this.shapeParent(ctx)) ?? ctx.parent ?? ctx.candidates[0];
-    if (!base) return { proposals: [], exhausted: true };
+    // per-shape search: some refinements start from a disagreeing shape's winner; when its neighbourhood is used
+    // up, the policy's parent (which is exhausted only when its own is)
+    const shapeBase = ctx.parent && this.shapeParent(ctx);
+    const bases: Array<{ base?: Candidate; score: (c: Candidate) => number }> = [
+      ...(shapeBase ? [{ base: shapeBase.candidate, score: shapeBase.score }] : []), { base: ctx.parent ?? ctx.candidates[0], score: scoreOf }];
+    for (const { base, score } of bases) {
+      if (!base) continue;
+      const proposal = this.stepFrom(base, ctx, score);
+      if (proposal) return { proposals: [proposal] };
+    }
+    return { proposals: [], exhausted: true };
+  }
+
+  /**
+   * The run's closing proposal, made once everything else is judged: the per-shape table built from the winners
+   * of the whole run, when shapes disagree (a unit of the budget is kept for it). Python launchers only: a
+   * table is written into the launcher (tunedDispatch.ts).
+   */
+  readonly conclude?: (ctx: ProposalContext) => Promise<ProposalBatch>;
+
+  /** The first untried step from `base`: a refinement when the run hands a parent, else a draft. `score` ranks
+   *  what moves did (the whole candidate's, or one shape's speed when searching for that shape). */
+  private stepFrom(base: Candidate, ctx: ProposalContext, score: (c: Candidate) => number): Proposal | undefined {
     const full = this.anchored(this.knobsOf(base.source), this.knobsOf(ctx.baselineSource));
     const set = searchableKnobs(full, ctx.spec.kernel);
-    if (!set.knobs.length) return { proposals: [], exhausted: true };
+    if (!set.knobs.length) return undefined;
     const current = knobValues(full);
-    const stats = this.moveStats(ctx.candidates);
+    const stats = this.moveStats(ctx.candidates, score);
     const regions = learnedRegions(ctx.candidates, set.knobs, (c) => this.valuesOf(c), this.name);
     const kernelClass = this.classOf(ctx);
     const steps: Step[] = ctx.parent
-      ? this.refineMoves(base, set, ctx.candidates, stats, kernelClass).map((move) => ({ move }))
+      ? this.refineMoves(base, set, ctx.candidates, stats, score, kernelClass).map((move) => ({ move }))
       : [...this.knowledgeStarts(set, ctx, kernelClass), ...this.probeMoves(set, current).map((move) => ({ move }))];
     for (const step of steps) {
       const values = 'move' in step ? applyMove(set, current, step.move) : { ...current, ...step.values };
@@ -124,7 +157,7 @@ export class TuneOperator implements Operator {
       const source = applyKnobs(base.source, full, values);
       if (source === base.source || ctx.seen.has(sourceHash(source, this.lang))) continue;
       const changed = Object.keys(values).filter((k) => values[k] !== current[k]);
-      const proposal: Proposal = {
+      return {
         source,
         parents: [base.id],
         operator: this.name,
@@ -132,9 +165,8 @@ export class TuneOperator implements Operator {
         knobs: values,
         rationale: ('why' in step ? `${step.why}: ` : '') + changed.map((k) => `${k} ${current[k] || 'computed'}→${values[k]}`).join(', '),
       };
-      return { proposals: [proposal] };
     }
-    return { proposals: [], exhausted: true };
+    return undefined;
   }
 
   /** The Triton kernel's class (matmul, attention, reduction, elementwise); undefined for C-like sources. */
@@ -161,33 +193,44 @@ export class TuneOperator implements Operator {
   private tableable = (c: Candidate) => (c.operator === this.name && c.mode !== 'dispatch') || c.operator === 'baseline';
 
   /**
-   * Search per shape: every third refinement starts from the candidate fastest on the shape where the
-   * policy's parent is weakest (relative to that shape's best), when the shapes' winners differ.
+   * Search per shape: while shapes disagree (a shape's winner beats the best single setting there beyond the
+   * intervals), refinements take turns: the policy's parent, then each disagreeing shape's winner, so every such
+   * shape's neighbourhood is searched for its own optimum and the table is built from real per-shape winners.
    */
-  private shapeParent(ctx: ProposalContext): Candidate | undefined {
+  private shapeParent(ctx: ProposalContext): { candidate: Candidate; score: (c: Candidate) => number } | undefined {
     if (this.lang !== 'python' || !ctx.parent) return undefined;
+    const { table, disagreeing } = shapeWinners(ctx.candidates, this.tableable);
+    const turns = disagreeing.filter((i, n) => table[i].candidate.id !== ctx.parent!.id
+      && disagreeing.findIndex((j) => table[j].candidate === table[i].candidate) === n);
+    if (!turns.length) return undefined;
     const refined = ctx.candidates.filter((c) => c.operator === this.name && c.mode === 'tune').length;
-    if (refined % 3 !== 2) return undefined;
-    const { winners } = shapeWinners(ctx.candidates, this.tableable);
-    if (new Set(winners.map((w) => w.candidate.id)).size < 2) return undefined;
-    const mine = [...shapeSpeeds(ctx.candidates).speeds].find(([c]) => c.id === ctx.parent!.id)?.[1];
-    if (!mine || mine.length !== winners.length) return undefined;
-    const weakest = winners.map((w, i) => ({ w, gap: mine[i] / w.speedup })).reduce((a, b) => (b.gap < a.gap ? b : a));
-    return weakest.w.candidate.id === ctx.parent.id || weakest.w.candidate.operator === 'baseline' ? undefined : weakest.w.candidate;
+    const turn = refined % (1 + turns.length);
+    if (turn === 0) return undefined;
+    // moves from there are ranked by what they did on that shape
+    const key = JSON.stringify(table[turns[turn - 1]].shape);
+    const onShape = (c: Candidate) => (c.verdict?.status === 'ok' ? c.verdict.shapes?.find((s) => JSON.stringify(s.shape) === key)?.speedup ?? 0 : 0);
+    return { candidate: table[turns[turn - 1]].candidate, score: onShape };
   }
 
   /**
-   * One candidate that dispatches per shape, when the shapes' winners differ and picking per shape would beat
-   * the best single configuration by more than 2% (the estimate from the evaluations already made; the
-   * dispatch is then judged on every shape like any candidate).
+   * One candidate that dispatches per shape, when shapes disagree or picking per shape would beat the best single
+   * configuration by more than 2% (estimates from the evaluations already made; the dispatch is then judged on
+   * every shape like any candidate). Where shapes disagree the table holds their winners and the best single
+   * setting elsewhere.
    */
-  private dispatchProposal(ctx: ProposalContext): Proposal | undefined {
+  private dispatchProposal(ctx: ProposalContext, closing = false): Proposal | undefined {
     if (this.lang !== 'python') return undefined;
-    const { winners, dispatchScore, bestSingle } = shapeWinners(ctx.candidates, this.tableable);
-    const ids = [...new Set(winners.map((w) => w.candidate.id))];
-    if (ids.length < 2 || dispatchScore < 1.02 * bestSingle) return undefined;
+    const { table, disagreeing, dispatchScore, bestSingle } = shapeWinners(ctx.candidates, this.tableable);
+    const ids = [...new Set(table.map((w) => w.candidate.id))];
+    if (ids.length < 2 || (!disagreeing.length && dispatchScore < 1.02 * bestSingle)) return undefined;
+    const estimate = Math.exp(table.reduce((a, w) => a + Math.log(w.speedup), 0) / table.length);
+    // during the search, a new table only when none is being judged and it promises more than the run has (the
+    // closing proposal is built from the final winners anyway)
+    const dispatches = ctx.candidates.filter((c) => c.operator === this.name && c.mode === 'dispatch');
+    if (!closing && (dispatches.some((c) => c.state !== 'done' && c.state !== 'cancelled')
+      || estimate < 1.02 * Math.max(...ctx.candidates.map((c) => scoreOf(c))))) return undefined;
     const set = this.knobsOf(ctx.baselineSource);
-    const entries = winners.map((w) => ({ shape: w.shape, values: this.valuesOf(w.candidate) }));
+    const entries = table.map((w) => ({ shape: w.shape, values: this.valuesOf(w.candidate) }));
     const written = writeDispatch(ctx.baselineSource, set, entries);
     if ('error' in written) return undefined;
     if (ctx.seen.has(sourceHash(written.source, this.lang))) return undefined;
@@ -203,9 +246,11 @@ export class TuneOperator implements Operator {
       parents: ids,
       operator: this.name,
       mode: 'dispatch',
-      knobs: Object.fromEntries(winners.map((w) => [shapeText(w.shape), `${settings(w.candidate)} (${w.candidate.id}, ${w.speedup.toFixed(2)}x)`])),
-      rationale: `per-shape dispatch on (${written.tables.map((t) => t.keyNames.join(', ')).join('; ')}): estimated ${dispatchScore.toFixed(2)}x against `
-        + `${bestSingle.toFixed(2)}x for the best single setting; ` + winners.map((w) => `${shapeText(w.shape)} → ${w.candidate.id}`).join(', '),
+      knobs: Object.fromEntries(table.map((w) => [shapeText(w.shape), `${settings(w.candidate)} (${w.candidate.id}, ${w.speedup.toFixed(2)}x)`])),
+      rationale: `per-shape dispatch on (${written.tables.map((t) => t.keyNames.join(', ')).join('; ')}): estimated ${estimate.toFixed(2)}x against `
+        + `${bestSingle.toFixed(2)}x for the best single setting`
+        + (disagreeing.length ? ` (${disagreeing.length} shape${disagreeing.length > 1 ? 's' : ''} faster with another setting beyond the noise)` : '')
+        + '; ' + table.map((w) => `${shapeText(w.shape)} → ${w.candidate.id}`).join(', '),
     };
   }
 
@@ -242,7 +287,7 @@ export class TuneOperator implements Operator {
     });
   }
 
-  private refineMoves(parent: Candidate, set: KnobSet, all: readonly Candidate[], stats: MoveStats, kernelClass?: KernelClass): Move[] {
+  private refineMoves(parent: Candidate, set: KnobSet, all: readonly Candidate[], stats: MoveStats, scoreOf: (c: Candidate) => number, kernelClass?: KernelClass): Move[] {
     const moves: Move[] = [];
     const names = set.knobs.map((k) => k.name).filter((n) => !stats.broken.has(n));
     // 1. the move that made this parent better than its own parent, once more
@@ -325,7 +370,7 @@ export class TuneOperator implements Operator {
   }
 
   /** What single-knob moves did so far across the run (log fitness ratio child/parent). */
-  private moveStats(all: readonly Candidate[]): MoveStats {
+  private moveStats(all: readonly Candidate[], scoreOf: (c: Candidate) => number): MoveStats {
     const gain = new Map<string, { sum: number; n: number }>();
     const tried = new Map<string, { ok: number; failed: number }>();
     const byId = new Map(all.map((c) => [c.id, c]));

@@ -68,6 +68,9 @@ export interface KernelEvolveConfig {
   hosts: HostConfig[];
   llm?: LlmConfig;
   knowledge?: string[];
+  /** false: the tuner drafts from spread-out probes only, without the knowledge folders' starts (a benchmark
+   *  whose grid those starts were learned from would otherwise start from its own answer). */
+  tuneStarts?: boolean;
 }
 
 /** What to say when a config names no host at all. */
@@ -137,6 +140,7 @@ export function validateConfig(value: unknown, where = 'config'): KernelEvolveCo
       if (host[k] !== undefined && typeof host[k] !== 'string') problems.push(`${at}.${k} must be a string.`);
     }
   }
+  if (v.tuneStarts !== undefined && typeof v.tuneStarts !== 'boolean') problems.push('"tuneStarts" must be true or false.');
   if (v.llm !== undefined && (typeof v.llm !== 'object' || v.llm === null)) problems.push('"llm" must be an object like {"model": "...", "baseURL": "..."}.');
   if (problems.length) throw new ConfigError(`${where} has ${problems.length} problem(s):\n- ${problems.join('\n- ')}`);
   return { ...(v as object), hosts: hosts as HostConfig[] } as KernelEvolveConfig;

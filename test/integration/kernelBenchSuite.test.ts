@@ -1,6 +1,9 @@
 // `kernelevolve suite DIR` over this project's numpy problems (examples/kernelbench/cpu), the bundled CLI, the
-// scripted OpenAI-compatible server answering each problem's prompt, and the real harness.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+// scripted OpenAI-compatible server answering each problem's prompt, and the real harness; and over a folder laid
+// out as KernelBench's (level subfolders, names repeating across levels): killed midway and run again, and the
+// self-judgement of every problem.
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +12,61 @@ import { ScriptedLlmServer, type RecordedRequest } from '../support/scriptedLlmS
 
 const ROOT = path.resolve(__dirname, '../..');
 const CPU = path.join(ROOT, 'examples/kernelbench/cpu');
+// KernelBench's level-1 cumsum in numpy: `dim` is an argument of Model (get_init_inputs), not a size
+const CUMSUM = `import numpy as np
+
+batch_size = 32
+input_shape = (500,)
+dim = 1
+
+
+class Model:
+    def __init__(self, dim):
+        self.dim = dim
+
+    def forward(self, x):
+        return np.cumsum(x, axis=self.dim)
+
+
+def get_inputs():
+    return [np.random.rand(batch_size, *input_shape).astype(np.float32)]
+
+
+def get_init_inputs():
+    return [dim]
+`;
+
+/** A folder laid out as KernelBench's: level subfolders, file names that repeat across levels. */
+function kernelBenchFolder(files: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ke-kb-'));
+  for (const [name, from] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    if (from.includes('\n')) writeFileSync(path.join(dir, name), from);
+    else copyFileSync(from, path.join(dir, name));
+  }
+  return dir;
+}
+
+/** The processes whose command line names `text` (this test's suite and its children). */
+function processesNaming(text: string): number[] {
+  const pids: number[] = [];
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text)) pids.push(Number(pid));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return pids;
+}
+
+async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
 const fence = (code: string) => `Rationale: one C++ pass.\n\n\`\`\`python\n${code}\`\`\`\n`;
 const RELU = readFileSync(path.join(CPU, 'candidates/relu_scale.py'), 'utf8');
 // a softmax that forgets to normalise: wrong, so that problem has no correct kernel
@@ -55,6 +113,124 @@ describe('kernelevolve suite', () => {
     expect(table).toMatch(/softmax_rows\s+no/);
     expect(table).toContain('fast_1.5');
   });
+
+  it('killed midway, the same command finishes the rest: finished problems are not judged again, the table covers all', async () => {
+    const dir = kernelBenchFolder({
+      'level1/1_relu_scale.py': path.join(CPU, 'relu_scale.py'),
+      'level1/2_softmax_rows.py': path.join(CPU, 'softmax_rows.py'),
+      'level2/1_relu_scale.py': path.join(CPU, 'relu_scale.py'),
+    });
+    const out = path.join(dir, 'results');
+    const args = ['suite', dir, '--operators', 'llm', '--model', 'scripted', '--budget', '2', '--json', '--out', out];
+    const env = { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' };
+    const first = path.join(out, 'level1', '1_relu_scale');
+    const suite = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).main(process.argv.slice(1))`, ...args], {
+      cwd: ROOT, env: { ...process.env, KERNELEVOLVE_HARNESS_DIR: path.join(ROOT, 'harness'), ...env }, stdio: 'ignore',
+    });
+    const second = path.join(out, 'level1', '2_softmax_rows');
+    await waitFor(() => existsSync(path.join(first, 'row.json')), 150_000, 'the first problem to finish');
+    // killed in the middle of the second problem's run (its baseline judged)
+    await waitFor(() => existsSync(path.join(second, 'run', 'verdicts.jsonl')), 60_000, 'the second problem\'s first verdict');
+    suite.kill('SIGKILL');
+    // the problem it was on is not judged on by an orphan: its child ends with the suite
+    await waitFor(() => processesNaming(out).length === 0, 30_000, 'the suite\'s children to end');
+    expect(existsSync(path.join(second, 'row.json'))).toBe(false);
+    const rowBefore = readFileSync(path.join(first, 'row.json'), 'utf8');
+    const verdictsBefore = readFileSync(path.join(first, 'run', 'verdicts.jsonl'), 'utf8');
+    const mtime = statSync(path.join(first, 'row.json')).mtimeMs;
+
+    const r = await runCli(cli, args, env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/resuming the suite in .*: 1 of 3 problems finished before, 2 to go/);
+    const result = JSON.parse(r.stdout);
+    expect(result.problems.map((p: any) => p.problem)).toEqual(['level1/1_relu_scale', 'level1/2_softmax_rows', 'level2/1_relu_scale']);
+    expect(result.finished).toBe(3);
+    expect(result.problems.map((p: any) => p.correct)).toEqual([true, false, true]);
+    // the finished problem was not run again
+    expect(readFileSync(path.join(first, 'row.json'), 'utf8')).toBe(rowBefore);
+    expect(statSync(path.join(first, 'row.json')).mtimeMs).toBe(mtime);
+    expect(readFileSync(path.join(first, 'run', 'verdicts.jsonl'), 'utf8')).toBe(verdictsBefore);
+    expect(r.stderr).not.toMatch(/\[\d\/3\] level1\/1_relu_scale/);
+    // the problem it was killed in is resumed where its run stood, not started again
+    expect(readFileSync(path.join(second, 'log.txt'), 'utf8')).toMatch(/^resuming run /m);
+    expect(readFileSync(path.join(out, 'suite.txt'), 'utf8')).toMatch(/level2\/1_relu_scale\s+yes/);
+    // the leader confirmed once: no candidate of a run judged more than twice (its first evaluation and its figure)
+    for (const p of result.problems) {
+      const ids = readFileSync(path.join(p.runDir, 'verdicts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).id);
+      for (const id of new Set(ids)) expect(ids.filter((i) => i === id).length, `${p.problem} ${id}`).toBeLessThanOrEqual(2);
+    }
+    // another suite's options in the same folder are refused, naming the option
+    const other = await runCli(cli, ['suite', dir, '--budget', '3', '--out', out]);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/holds another suite \(--budget "2" there, "3" here/);
+  }, 300_000);
+
+  it('Ctrl-C stops the suite with the table so far and the line to finish it; --resume OUT finishes it', async () => {
+    const dir = kernelBenchFolder({
+      'level1/1_relu_scale.py': path.join(CPU, 'relu_scale.py'),
+      'level1/2_softmax_rows.py': path.join(CPU, 'softmax_rows.py'),
+      'level1/89_cumsum.py': CUMSUM,
+    });
+    const out = path.join(dir, 'self');
+    const suite = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).main(process.argv.slice(1)).then((c) => { process.exitCode = c; })`,
+      'suite', dir, '--self-judge', '--json', '--out', out], {
+      cwd: ROOT, env: { ...process.env, KERNELEVOLVE_HARNESS_DIR: path.join(ROOT, 'harness') }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    suite.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    suite.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const ended = new Promise<number | null>((resolve) => suite.on('close', resolve));
+    await waitFor(() => existsSync(path.join(out, 'level1', '1_relu_scale', 'row.json')), 120_000, 'the first problem to finish');
+    suite.kill('SIGINT');
+    expect(await ended).toBe(130);
+    expect(stderr).toMatch(/interrupted: [12] of 3 problems finished; run the same command again \(or `kernelevolve suite --resume .*self`\) to finish the rest/);
+    const partial = JSON.parse(stdout);
+    expect(partial.total).toBe(3);
+    expect(partial.finished).toBeLessThan(3);
+    await waitFor(() => processesNaming(out).length === 0, 30_000, 'the suite\'s children to end');
+
+    const r = await runCli(cli, ['suite', '--resume', out, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(result.selfJudge).toBe(true);
+    expect(result.problems.map((p: any) => [p.problem, p.status])).toEqual([['level1/1_relu_scale', 'ok'], ['level1/2_softmax_rows', 'ok'], ['level1/89_cumsum', 'ok']]);
+    expect(r.stderr).toMatch(new RegExp(`resuming the suite in .*: ${partial.finished} of 3 problems finished before`));
+  }, 300_000);
+
+  it('--self-judge judges every problem\'s Model against itself: all ok near 1.00, the summary, init arguments not shapes', async () => {
+    const dir = kernelBenchFolder({
+      'level1/1_relu_scale.py': path.join(CPU, 'relu_scale.py'),
+      'level1/2_softmax_rows.py': path.join(CPU, 'softmax_rows.py'),
+      'level1/89_cumsum.py': CUMSUM,
+      'level2/1_relu_scale.py': path.join(CPU, 'relu_scale.py'),
+    });
+    const out = path.join(dir, 'self');
+    const r = await runCli(cli, ['suite', dir, '--self-judge', '--json', '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(result.problems.map((p: any) => p.problem)).toEqual(['level1/1_relu_scale', 'level1/2_softmax_rows', 'level1/89_cumsum', 'level2/1_relu_scale']);
+    for (const p of result.problems) {
+      expect(p.status, p.reason).toBe('ok');
+      // a loaded CI machine's CPU timing is noisy; the H200's figure is in docs/benchmarks.md
+      expect(p.speedup).toBeGreaterThan(0.5);
+      expect(p.speedup).toBeLessThan(2);
+      expect(p.kernelbench).toBeGreaterThan(0);
+      expect(p.wallSeconds).toBeGreaterThan(0);
+    }
+    expect(result.byStatus).toEqual({ ok: 4 });
+    expect(result.slowest).toHaveLength(4);
+    const table = readFileSync(path.join(out, 'suite.txt'), 'utf8');
+    expect(table).toContain('self-judged: 4 problems; ok 4');
+    expect(table).toMatch(/within 1\.00 \+- 0\.03: \d of 4/);
+    expect(table).toMatch(/^problem\s+status\s+itself\s+interval\s+KB eager/m);
+    // cumsum's dim = 1 is Model's argument: never a shape variable
+    const cumsum = JSON.parse(readFileSync(path.join(out, 'level1', '89_cumsum', 'verdict.json'), 'utf8'));
+    expect(cumsum.shapes.map((s: any) => s.shape)).toEqual([{ batch_size: 32 }]);
+    // off a terminal, the progress is plain lines
+    expect(r.stderr).toMatch(/^\[4\/4\] level2\/1_relu_scale: ok [\d.]+x against itself \([\d.]+ s\); elapsed \S+, ETA 0s$/m);
+    expect(r.stderr).not.toContain('\x1b[2K');
+  }, 300_000);
 
   it('says what a suite folder needs when it holds no problem', async () => {
     const r = await runCli(cli, ['suite', path.join(ROOT, 'examples/cpp')]);

@@ -18,6 +18,14 @@ describe('the job runner envelope', () => {
     }
   });
 
+  it('reads the machine that judged it, as check-host names it, into the placement', () => {
+    const machine = { cpu: 'AMD EPYC 7763 64-Core Processor (128 cores)', gpu: 'NVIDIA H200' };
+    expect(verdictFromAnswer(envelope({ outcome: 'verdict', verdict: ok, machine }), 'gpu-box').placement?.machine).toEqual(machine);
+    expect(verdictFromAnswer(envelope({ outcome: 'verdict', verdict: ok, machine: { cpu: 'AMD EPYC (2 cores)', gpu: 7 } }), 'h').placement?.machine)
+      .toEqual({ cpu: 'AMD EPYC (2 cores)' });
+    expect(verdictFromAnswer(envelope({ outcome: 'verdict', verdict: ok, machine: 'box' }), 'h').placement).not.toHaveProperty('machine');
+  });
+
   it('gives a host the verdict with its placement, or the error it must raise', () => {
     const v = verdictFromAnswer(envelope({ outcome: 'verdict', verdict: ok }), 'gpu-box');
     expect(v).toMatchObject({ status: 'ok', host: 'gpu-box', harness_ms: 1234,

@@ -23,6 +23,8 @@ const MEASUREMENTS: Record<string, Array<number | 'incorrect'>> = {
   steady: [4.2, 4.2],
   slower: [3.0, 3.1],
   flaky: [6.0, 'incorrect'], // nondeterministic: right once, wrong the second time
+  wrong: ['incorrect', 'incorrect'],
+  right: [1.5, 1.4],
 };
 
 class NoisyEvaluator implements Evaluator {
@@ -56,12 +58,13 @@ afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-function start(opts: { quit?: AbortSignal; store?: RunStore } = {}) {
+function start(opts: { quit?: AbortSignal; store?: RunStore; names?: string[] } = {}) {
   const evaluator = new NoisyEvaluator();
   const events: EngineEvent[] = [];
+  const names = opts.names ?? ['lucky', 'steady', 'slower', 'flaky'];
   const run = new EvolutionRun({
     runId: 'r', runDir: opts.store?.runDir ?? '/tmp/r', spec, baselineSource: BASE,
-    operators: [new ListOperator(['lucky', 'steady', 'slower', 'flaky'])], evaluator, limits: { budget: 4 }, quit: opts.quit,
+    operators: [new ListOperator(names)], evaluator, limits: { budget: names.length }, quit: opts.quit,
   });
   if (opts.store) run.on(opts.store.listener);
   run.on((e) => events.push(e));
@@ -115,6 +118,23 @@ describe('confirming the leaders before a run ends', () => {
     });
     const again = await resumed.run();
     expect(again.best).toMatchObject({ id: byName(run, 'steady').id, confirmed: true });
+  });
+
+  it('judges a lone winner once more, and that evaluation is its figure (a suite\'s budget of two: one wrong, one right)', async () => {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-confirm-'));
+    dirs.push(ws);
+    const store = RunStore.create({ spec, options: { budget: 2 }, hosts: [{ name: 'h', slots: 1 }], workspace: ws });
+    const { run, evaluator } = start({ store, names: ['wrong', 'right'] });
+    const summary = await run.run();
+    const right = byName(run, 'right');
+    // judged twice in all: its first evaluation and one more; before, five times (one to rank it among nobody, three for its figure)
+    expect(evaluator.jobs.filter((j) => j.startsWith(right.id))).toEqual([right.id, `${right.id}-confirm1`]);
+    expect(summary.best).toMatchObject({ id: right.id, speedup: 1.4, confirmed: true });
+    expect(right.figureFrom).toBe(0);
+    const rows = fs.readFileSync(path.join(store.runDir, 'verdicts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.filter((r) => r.id === right.id).map((r) => (r.verdict ? 'verdict' : 'confirmation'))).toEqual(['verdict', 'confirmation']);
+    // the wrong one is never judged again
+    expect(evaluator.jobs.filter((j) => j.startsWith(byName(run, 'wrong').id))).toHaveLength(1);
   });
 
   it('skips the confirmation on a hard stop (a second Ctrl-C)', async () => {

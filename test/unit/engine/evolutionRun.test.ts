@@ -70,8 +70,8 @@ describe('EvolutionRun', () => {
     const op = new RepeatingOperator();
     const { run, events } = make({ evaluator, operators: [op], limits: { budget: 6 } });
     await run.run();
-    // judged once as a candidate, once more as the run's only contender, then three times for its figure
-    expect(evaluator.jobs).toEqual(['c0000', 'c0001', 'c0001-confirm1', 'c0001-confirm2', 'c0001-confirm3', 'c0001-confirm4']);
+    // judged once as a candidate, then once more for its figure: the run's only contender has nothing to be ranked against
+    expect(evaluator.jobs).toEqual(['c0000', 'c0001', 'c0001-confirm1']);
     expect(op.calls).toBe(6);
     const finished = events.find((e) => e.type === 'run-finished');
     expect(finished && finished.type === 'run-finished' && finished.reason).toBe('budget');

@@ -58,6 +58,12 @@ describe('GreedyPolicy and repairs', () => {
     const older = [...run.slice(0, 4), ...[7, 8, 9, 10, 11, 12, 13, 14, 15].map((t) => judged(cand(`c00${t}`, ['c0001'], 1.5, 'improve'), t))];
     expect(p.select(view(older), { operator: 'llm', repairs: true })!.id).toBe('c0001');
   });
+
+  it('never expands a candidate right only on narrow inputs as a winner, and hands it to a repair', () => {
+    const narrow = [...run.slice(0, 2), judged(cand('c0003', ['c0001'], 'narrow_inputs', 'improve'), 4)];
+    expect(p.select(view(narrow), { operator: 'tune' })!.id).toBe('c0001');
+    expect(p.select(view(narrow), { operator: 'llm', repairs: true })!.id).toBe('c0003');
+  });
 });
 
 describe('UcbPolicy', () => {

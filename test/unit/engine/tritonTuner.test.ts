@@ -8,6 +8,8 @@ import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/kn
 import { GreedyPolicy } from '../../../src/engine/selection';
 import type { KernelSpec } from '../../../src/engine/spec';
 import { TuneOperator } from '../../../src/engine/tuneOperator';
+import { validateConfig } from '../../../src/remote/hostConfig';
+import { createOperators } from '../../../src/run/operatorRegistry';
 import type { Verdict } from '../../../src/contract/verdict';
 import { PythonLaunches } from './pythonLaunches';
 import { gridBest, matmulTime, outOfSharedMemory, sharedBytes, SHARED_LIMIT, TRITON_MATMUL, TritonLandscapeEvaluator, type LandscapeShape } from './tritonLandscape';
@@ -193,5 +195,25 @@ describe('shape-aware dispatch', () => {
     const summary = await run.run();
     expect(run.candidates.some((c) => c.mode === 'dispatch')).toBe(false);
     expect(evaluator.jobs.find((j) => j.id === summary.best!.id)!.meta.map((m) => m.num_warps)).toEqual([8, 8]);
+  });
+});
+
+describe('a config without the knowledge base\'s starts ("tuneStarts": false)', () => {
+  it('drafts spread-out probes only: a benchmark against the grids the Hopper starts came from does not start from their answer', async () => {
+    const config = validateConfig({ hosts: [{ name: 'h200', type: 'local', hardware: 'nvidia-h200' }], tuneStarts: false });
+    expect(() => validateConfig({ hosts: [{ name: 'local', type: 'local' }], tuneStarts: 'no' })).toThrow(/"tuneStarts" must be true or false/);
+    const draftsOf = async (tuneStarts: boolean) => {
+      const [op] = await createOperators({ spec: matmulSpec, settings: { operators: ['tune'], policy: 'greedy', hosts: [], jobTimeoutS: 60, profile: false, inputs: 'wide' },
+        config: { ...config, tuneStarts }, hardware: 'nvidia-h200', workspaceDir: '/tmp', onEvent: () => undefined });
+      const evaluator = new TritonLandscapeEvaluator(TRITON_MATMUL, matmulShapes, outOfSharedMemory, 'nvidia-h200');
+      const run = new EvolutionRun({ runId: 'k', runDir: '/tmp/none', spec: matmulSpec, baselineSource: TRITON_MATMUL, operators: [op], evaluator,
+        policy: new GreedyPolicy(), limits: { budget: 4 }, confirmTop: 0 });
+      await run.run();
+      return run.candidates.filter((c) => c.mode === 'draft').map((c) => c.rationale ?? '');
+    };
+    expect((await draftsOf(true))[0]).toMatch(/^known good for matmul on nvidia-h200/);
+    const probes = await draftsOf(false);
+    expect(probes.length).toBeGreaterThan(0);
+    for (const r of probes) expect(r).not.toMatch(/known good/);
   });
 });

@@ -1,0 +1,78 @@
+// Speculation: proposing from a parent whose verdict is not in yet, so a search whose judged candidates' next
+// steps are used up (or lead nowhere new) still keeps every slot busy instead of waiting for a wave of verdicts.
+// A pending candidate is estimated at its parent's score (a draft just above it: drafts are proposed because the
+// start is assumed poor), and it is expanded when that estimate beats the policy's pick. When the parent's
+// verdict comes in and makes its speculative children moot, they are cancelled: taken off the queue or stopped,
+// never judged. Their budget units stay spent: giving them back starts a new wave of refills after the others are
+// judged, which on a host whose time goes into compiling and checking costs more than the speculation saved (in
+// speculation.test.ts's model of a GPU host, budget 20: 33-45 s with refills, 21-26 s without, 27 s waiting).
+import type { Candidate } from './candidate';
+import { scoreInterval, scoreOf } from './pairedScore';
+import { shapeWinners } from './shapeWinners';
+
+/** A candidate proposed but not judged yet. */
+export function isPending(c: Candidate): boolean {
+  return c.state === 'queued' || c.state === 'evaluating' || c.state === 'proposed';
+}
+
+/** How far below the run's best a judged parent may be and its speculative children still be worth judging. */
+export const MOOT_BELOW_BEST = 0.9;
+
+export interface SpeculationView {
+  readonly candidates: readonly Candidate[];
+  isExhausted(id: string): boolean;
+  expansions(id: string): number;
+}
+
+/**
+ * The parent to expand: the policy's pick, or a pending candidate of this operator whose estimate (its judged
+ * parent's score) beats it. Only one level deep: a pending candidate whose own parent is pending is not expanded.
+ */
+export function speculativeParent(view: SpeculationView, operator: string, pick: Candidate | undefined): Candidate | undefined {
+  const byId = new Map(view.candidates.map((c) => [c.id, c]));
+  let best: { c: Candidate; estimate: number } | undefined;
+  for (const c of view.candidates) {
+    if (!isPending(c) || c.operator !== operator || c.mode === 'dispatch' || view.isExhausted(c.id)) continue;
+    const parent = byId.get(c.parents[0]);
+    if (!parent || parent.state !== 'done' || scoreOf(parent) <= 0) continue;
+    const estimate = scoreOf(parent) * (c.mode === 'draft' ? 1 + 1e-9 : 1);
+    // the best estimate; among equals the one expanded least (whichever of them wins, some of its neighbours are
+    // already in flight), then the earliest
+    if (!best || estimate > best.estimate
+      || (estimate === best.estimate && view.expansions(c.id) < view.expansions(best.c.id))) best = { c, estimate };
+  }
+  if (!best) return pick;
+  return !pick || best.estimate > scoreOf(pick) ? best.c : pick;
+}
+
+/**
+ * Why the speculative children of `judged` are moot now that its verdict is in (undefined: they are still worth
+ * judging): it is not correct; it is slower than the candidate it came from (its interval's upper end below that
+ * one's score); or it is far below the run's best and fastest on no shape (greedy search does not return there,
+ * and per-shape search starts only from shape winners).
+ */
+export function mootReason(judged: Candidate, candidates: readonly Candidate[]): string | undefined {
+  const f = scoreOf(judged);
+  if (f <= 0) return `its parent ${judged.id} is ${judged.verdict?.status ?? 'not correct'}`;
+  const parent = candidates.find((c) => c.id === judged.parents[0]);
+  const upper = scoreInterval(judged)?.[1] ?? f;
+  if (parent && parent.state === 'done' && upper < scoreOf(parent)) {
+    return `its parent ${judged.id} (${f.toFixed(3)}x) turned out slower than ${parent.id} (${scoreOf(parent).toFixed(3)}x), which it came from`;
+  }
+  const best = Math.max(...candidates.filter((c) => c.state === 'done').map((c) => scoreOf(c)));
+  if (upper < MOOT_BELOW_BEST * best) {
+    const { winners } = shapeWinners(candidates, (c) => c.operator === judged.operator || c.operator === 'baseline');
+    if (!winners.some((w) => w.candidate === judged)) {
+      return `its parent ${judged.id} (${f.toFixed(3)}x) is far below the run's best (${best.toFixed(3)}x) and fastest on no shape`;
+    }
+  }
+  return undefined;
+}
+
+/** The pending speculative children of `judged` that its verdict made moot, each with the reason. */
+export function mootChildren(judged: Candidate, candidates: readonly Candidate[]): Array<{ candidate: Candidate; reason: string }> {
+  const children = candidates.filter((c) => c.speculative && isPending(c) && c.parents[0] === judged.id);
+  if (!children.length) return [];
+  const reason = mootReason(judged, candidates);
+  return reason ? children.map((candidate) => ({ candidate, reason })) : [];
+}

@@ -1,0 +1,194 @@
+// Speculation: the tuner proposes the next neighbours before the last verdicts are in, so the pool's slots stay
+// busy and a budget that fits the pool runs as one wave; a speculative candidate whose parent's verdict makes it
+// moot is stopped, and its budget unit stays spent. A real engine and tuner, a GPU host modelled in virtual time
+// (parallel preparation, one timing lock), verdicts from a scripted landscape of the quick GELU's knobs.
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import type { EvaluationJob, Evaluator, PoolJobOptions, PoolVerdict } from '../../../src/contract/job';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { EvolutionRun } from '../../../src/engine/evolutionRun';
+import { RunStore, type LoadedRun } from '../../../src/engine/runStore';
+import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/knobs';
+import { GreedyPolicy } from '../../../src/engine/selection';
+import type { KernelSpec } from '../../../src/engine/spec';
+import { TuneOperator } from '../../../src/engine/tuneOperator';
+
+const gelu = readFileSync(path.join(__dirname, '../../../scripts/gpu/tuner-kernels/quick_gelu/gelu.py'), 'utf8');
+const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/gelu.py', kernel: 'quick_gelu_kernel' };
+// memory-bound: best at 2048-element blocks with 16 warps (off every Hopper start)
+const time = (v: KnobValues) => Math.exp(0.3 * (Math.log2(v.BLOCK) - 11) ** 2 + 0.5 * (Math.log2(v.num_warps) - 4) ** 2);
+
+/**
+ * A GPU host in virtual time (vitest's fake timers): every evaluation prepares in parallel (compile, correctness:
+ * `setupMs`), then times holding the device's one timing lock, first come first served (`timedMs`); a stopped
+ * evaluation lets the lock go.
+ */
+class LockedGpu implements Evaluator {
+  readonly hardware = 'nvidia-h200';
+  readonly aborted: string[] = [];
+  readonly starts: Array<{ id: string; at: number }> = [];
+  readonly ends: Array<{ id: string; at: number }> = [];
+  maxRunning = 0;
+  private running = 0;
+  private readonly t0 = Date.now();
+  private holder?: string;
+  private readonly waiting: Array<{ id: string; go: () => void }> = [];
+  constructor(readonly totalSlots: number, private readonly setupMs: number, private readonly timedMs: number, private readonly fail: (v: KnobValues) => boolean = () => false) {}
+
+  private release(id: string): void {
+    const i = this.waiting.findIndex((w) => w.id === id);
+    if (i >= 0) this.waiting.splice(i, 1);
+    if (this.holder !== id) return;
+    this.holder = undefined;
+    const next = this.waiting.shift();
+    if (next) {
+      this.holder = next.id;
+      next.go();
+    }
+  }
+
+  async evaluate(job: EvaluationJob, opts: PoolJobOptions = {}): Promise<PoolVerdict> {
+    opts.onStart?.('gpu');
+    this.starts.push({ id: job.id, at: Date.now() - this.t0 });
+    this.maxRunning = Math.max(this.maxRunning, ++this.running);
+    let cancel: (() => void) | undefined;
+    const onAbort = () => {
+      this.aborted.push(job.id);
+      this.release(job.id);
+      cancel?.();
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const step = (start: (done: () => void) => (() => void) | void) => new Promise<void>((resolve, reject) => {
+      const stop = start(resolve);
+      cancel = () => {
+        if (stop) stop();
+        reject(new Error('aborted'));
+      };
+    });
+    try {
+      await step((done) => { const t = setTimeout(done, this.setupMs); return () => clearTimeout(t); });
+      await step((done) => {
+        if (!this.holder) {
+          this.holder = job.id;
+          done();
+        } else {
+          this.waiting.push({ id: job.id, go: done });
+        }
+      });
+      await step((done) => { const t = setTimeout(done, this.timedMs); return () => clearTimeout(t); });
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
+      this.release(job.id);
+      this.running--;
+    }
+    this.ends.push({ id: job.id, at: Date.now() - this.t0 });
+    const base = knobValues(detectKnobs(gelu, 'python'));
+    const v = knobValues(detectKnobs(job.candidateSource, 'python'));
+    if (this.fail(v)) return { status: 'incorrect', reason: 'Wrong results on shape {n: 3000017}.', host: 'gpu' };
+    const speedup = time(base) / time(v);
+    return { status: 'ok', reason: 'Correct.', speedup, shapes: [{ shape: { n: 16777216 }, baseline_ms: time(base), candidate_ms: time(v), speedup }], host: 'gpu' };
+  }
+
+  /** Evaluations (the baseline's excluded) started before the first of them ended: the first wave. */
+  firstWave(): number {
+    const firstEnd = Math.min(...this.ends.filter((e) => e.id !== 'c0000').map((e) => e.at));
+    return this.starts.filter((s) => s.id !== 'c0000' && s.at < firstEnd).length;
+  }
+}
+
+/** The tuner as it was: it waits for a parent's verdict before proposing from it. */
+class WaitingTuner extends TuneOperator {
+  override readonly speculates = false;
+}
+
+/** A 20-candidate tune of the quick GELU on a GPU host of `slots` slots whose evaluations take 8 s to prepare and
+ *  0.3 s to time (a first compile and the checks dominate, as on the H200); returns the run's wall time in virtual ms. */
+async function tune(slots: number, opts: { speculate?: boolean; fail?: (v: KnobValues) => boolean; budget?: number; store?: RunStore; resume?: LoadedRun } = {}) {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  try {
+    const t0 = Date.now();
+    const evaluator = new LockedGpu(slots, 8000, 300, opts.fail);
+    const op = opts.speculate === false ? new WaitingTuner({ fileName: 'gelu.py' }) : new TuneOperator({ fileName: 'gelu.py' });
+    const { resume, store } = opts;
+    const run = new EvolutionRun({ runId: store?.runId ?? 's', runDir: store?.runDir ?? '/tmp/none', spec, baselineSource: gelu, operators: [op], evaluator,
+      policy: new GreedyPolicy(), limits: { budget: opts.budget ?? 20 }, confirmTop: 0,
+      ...(resume ? { resume: { candidates: resume.candidates, used: resume.record.counters.used } } : {}) });
+    if (store) run.on(store.listener);
+    let finished = false;
+    const done = run.run().then((s) => {
+      finished = true;
+      return s;
+    });
+    while (!finished) await vi.advanceTimersByTimeAsync(10);
+    const summary = await done;
+    return { run, evaluator, summary, wallMs: Date.now() - t0 };
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
+describe('speculation', () => {
+  it('runs a 20-candidate budget as one wave on a pool of 24 slots, sooner than waiting for verdicts', async () => {
+    const speculating = await tune(24);
+    expect(speculating.evaluator.firstWave()).toBe(20);
+    const waiting = await tune(24, { speculate: false });
+    expect(waiting.evaluator.firstWave()).toBeLessThan(12);
+    // baseline 8.3 s, then one wave: 8 s of preparation and 20 timed sections of 0.3 s; waiting takes two waves or more
+    expect(speculating.wallMs).toBeLessThanOrEqual(8300 + 8000 + 20 * 300 + 100);
+    expect(waiting.wallMs).toBeGreaterThan(speculating.wallMs + 4000);
+    expect(speculating.summary.best!.speedup).toBeGreaterThanOrEqual(waiting.summary.best!.speedup);
+  });
+
+  it('keeps all 12 slots of a pool busy from the first wave on', async () => {
+    const { evaluator } = await tune(12);
+    expect(evaluator.firstWave()).toBe(12);
+    expect(evaluator.maxRunning).toBe(12);
+  });
+
+  it('stops the speculative children of a draft that turns out wrong; each cancelled one still cost its budget unit', async () => {
+    // the second Hopper start (2048-element blocks, 8 warps) gives wrong results, and so does every 2048 block
+    const { run, evaluator, summary } = await tune(24, { fail: (v) => v.BLOCK === 2048 });
+    const draft = run.candidates.find((c) => c.mode === 'draft' && c.knobs?.BLOCK === 2048 && c.knobs?.num_warps === 8)!;
+    expect(draft.verdict?.status).toBe('incorrect');
+    const children = run.candidates.filter((c) => c.parents[0] === draft.id && c.speculative);
+    expect(children.length).toBeGreaterThan(0);
+    for (const c of children) {
+      expect(c.state).toBe('cancelled');
+      expect(c.cancelled).toMatch(new RegExp(`^its parent ${draft.id} is incorrect`));
+      expect(c.verdict).toBeUndefined();
+      // stopped when its parent's verdict came in, not judged to the end
+      expect(evaluator.aborted).toContain(c.id);
+      expect(evaluator.ends.map((e) => e.id)).not.toContain(c.id);
+    }
+    // counted: 20 proposals, judged or cancelled, and no wave of refills after them
+    const cancelled = run.candidates.filter((c) => c.state === 'cancelled');
+    expect(run.candidates.length - 1).toBe(20);
+    expect(run.candidates.filter((c) => c.state === 'done').length - 1).toBe(20 - cancelled.length);
+    expect(summary.best!.speedup).toBeGreaterThan(1);
+  });
+
+  it('keeps a cancelled candidate cancelled in the run store: a resumed run does not judge it', async () => {
+    const fail = (v: KnobValues) => v.BLOCK === 2048;
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-spec-'));
+    try {
+      const store = RunStore.create({ spec, options: { budget: 20 }, hosts: [{ name: 'gpu', slots: 24 }], workspace: ws });
+      const first = await tune(24, { fail, store });
+      const cancelledIds = first.run.candidates.filter((c) => c.state === 'cancelled').map((c) => c.id);
+      expect(cancelledIds.length).toBeGreaterThan(0);
+      const loaded = RunStore.load(store.runDir);
+      expect(loaded.candidates.filter((c) => c.state === 'cancelled').map((c) => c.id)).toEqual(cancelledIds);
+      expect(loaded.candidates.find((c) => c.id === cancelledIds[0])!.cancelled).toMatch(/^its parent c\d{4} /);
+      expect(loaded.record.counters.used).toBe(20);
+      // resumed with 4 more units: only new candidates are judged
+      const second = await tune(24, { fail, budget: 24, resume: loaded });
+      const judgedAgain = second.evaluator.starts.map((s) => s.id);
+      expect(judgedAgain.length).toBeGreaterThan(0);
+      for (const id of cancelledIds) expect(judgedAgain).not.toContain(id);
+      expect(judgedAgain.every((id) => Number(id.slice(1)) > 20)).toBe(true);
+    } finally {
+      fs.rmSync(ws, { recursive: true, force: true });
+    }
+  });
+});
