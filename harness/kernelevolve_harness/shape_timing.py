@@ -170,7 +170,7 @@ class ShapeTiming:
         t0 = _perf_counter()
         w = self.w
         sets = shared + [w.guarded_args(self.pool[0]) for _ in range(n - 1)]
-        timer = GraphTimer(torch, w.spec.launch, w.outputs)
+        timer = GraphTimer(torch, w.spec.launch, w.outputs, w.flush_buffer)
         plan = [(self.rng.randrange(len(self.pool)), self.rng.uniform(0.5, 2.0)) for _ in sets]
         ok = True
         for name, k in self.kernels.items():

@@ -27,6 +27,7 @@ COVER_MARGIN_MS = 0.01  # the device's pickup of a queued launch, with room to s
 MAX_COVER_MS = 4.0
 GRAPH_BELOW_MS = 0.01  # kernels faster than this (GPU time of one call) are timed as CUDA graphs
 GRAPH_KERNEL_MS = 0.1  # a graph holds about this much kernel time
+GRAPH_COVER_MS = 0.05  # device-side sleep before a graph's timing starts: longer than the host takes to launch it
 FLUSH_BYTES = 256 << 20  # larger than any GPU's L2
 _SLEEP: Optional[Tuple[float, float]] = None  # (device sleep cycles per ms, the L2 flush's ms), measured once
 
@@ -213,13 +214,23 @@ class GraphTimer:
     (with - without) / n. The refills inside the graphs keep every call's inputs fresh and its outputs
     poisoned. Both kernels refill from the same copies and subtract the same graph of refills: where those
     copies lie changes the refill's time (with copies of its own, a 7 us softmax judged against itself read
-    0.954-0.978 on an H200; with shared copies, 0.994-1.001)."""
+    0.954-0.978 on an H200; with shared copies, 0.994-1.001).
+
+    Each replay's timing starts behind a device-side sleep (the cover, as EventTimer's), so the graph is launched
+    before the device reaches the start event: otherwise the start event is reached at once on an idle device,
+    and the time includes the host's launch of the graph, whose jitter (microseconds) does not cancel in the
+    subtraction. With two calls a graph (a 32 MiB buffer set, 64 MiB a sample), the 7 us softmax's samples
+    scattered so that 206 rounds did not give its ratio to 1% on an H200."""
     kind = "cuda-graph"
 
-    def __init__(self, torch: Any, launch: Launch, outputs: Sequence[int]) -> None:
+    def __init__(self, torch: Any, launch: Launch, outputs: Sequence[int], flush: Any = None) -> None:
         self.torch = torch
         self.launch = launch
         self.outputs = set(outputs)
+        self.cover_cycles = 0
+        if flush is not None:
+            per_ms, _ = calibrate_sleep(torch, flush)
+            self.cover_cycles = int(GRAPH_COVER_MS * per_ms)
         self.graphs: Dict[str, Tuple[Any, List[Any]]] = {}  # kernel name -> (graph with the calls, its results)
         # The graph of refills alone and the copies both kernels' graphs refill from. The graphs read the copies'
         # memory on every replay but do not own it: they live as long as the graphs, or the allocator hands that
@@ -279,6 +290,8 @@ class GraphTimer:
         times = []
         for g in (g0, g1, g0, g1):  # g1 last, so the outputs left in the buffers are from real calls
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            if self.cover_cycles:
+                torch.cuda._sleep(self.cover_cycles)
             e0.record()
             g.replay()
             e1.record()
