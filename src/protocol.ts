@@ -40,8 +40,10 @@ export interface RunHeader {
   sourcePath: string;
   status: RunStatus;
   startedAt: number;
-  /** Why it ended (budget, plateau, stopped, ...). */
+  /** Why it ended (budget, plateau, stopped, ...; a failed run: what failed, in a sentence). */
   reason?: string;
+  /** A failed run: the candidate it could not judge (its row then shows `failed` and the reason). */
+  failedCandidate?: string;
   /** Candidates judged (the baseline included). */
   evaluated: number;
   /** Budget units used: proposals, duplicates and invalid answers (what `budget` limits). */
@@ -74,7 +76,8 @@ export interface RunDelta {
 
 /** The kernel's best correct variant on one kind of hardware, across the runs stored in the workspace. */
 export interface HardwareWinnerRow {
-  /** The `hardware` of the host that judged it (`nvidia-h200`, ...; `unknown hardware` when its host named none). */
+  /** The `hardware` of the host that judged it (`nvidia-h200`, ...); without one, the machine as `hosts --check` names
+   *  it (`AMD EPYC 7763 64-Core Processor (128 cores)`, `NVIDIA H200`); `unknown hardware` when nothing named it. */
   hardware: string;
   runId: string;
   candidateId: string;

@@ -20,7 +20,10 @@ A job is a JSON object:
 
 The answer is one envelope (a JSON object, ENVELOPE = 1):
 
-  {"envelope": 1, "outcome": "verdict", "verdict": {...}, "node", "device", "lock", "elapsed_ms"}
+  {"envelope": 1, "outcome": "verdict", "verdict": {...}, "node", "device", "lock", "elapsed_ms", "machine"}
+
+"machine" is what judged it: {"cpu": "<model> (<n> cores)", "gpu": "<name>"} as `check-host` names them (no "gpu"
+on a machine without one).
   {"envelope": 1, "outcome": "spec_error", "message": "what is wrong with the spec and how to fix it", ...}
   {"envelope": 1, "outcome": "harness_error", "message": "...", "exit": code, "log": "stderr tail", ...}
   {"envelope": 1, "outcome": "cancelled", ...}
@@ -44,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
 from .device_lock import lock_path
+from .host_check import machine
 from .process_tree import kill_tree
 
 ENVELOPE = 1
@@ -257,6 +261,7 @@ class JobRun:
         stdout = self._read(self._out) if hasattr(self, "_out") else ""
         stderr = self._read(self._err) if hasattr(self, "_err") else ""
         where = {"node": self.node, "device": self.job.device, "lock": self.lock,
+                 "machine": machine(self.job.lock_device if self.job.lock_device is not None else self.job.device),
                  "elapsed_ms": (time.time() - self.started_at) * 1000.0 if self.started_at else 0.0,
                  "exit": proc.returncode if proc is not None else None}
         if self.cancelled:

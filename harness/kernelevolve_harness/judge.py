@@ -23,10 +23,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .backends import Backend, BackendError, Build, get_backend
 from . import kernelbench_timing
 from .device_lock import device_lock
-from .protocol import BATCH_BYTES, MAX_BATCH, Channel, ChannelClosed, ChannelTimeout, DrainedChannel
+from .protocol import Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .spec import SpecError, read_header
 from .ratios import LEVEL, apart, disagreeing, intervals, lower_quartile, median, shape_estimate, wide
 from .static_c import strip_comments
+from .timing_settings import TimingSettings
 from .worker_limits import worker_limits
 
 LOG_LIMIT = 4000
@@ -569,23 +570,46 @@ class Judge:
         return header, blobs
 
     # --- timing ------------------------------------------------------------------------------------
-    def _timed_passes(self, shapes: List[int], received: List[List[Dict[str, Any]]]) -> None:
-        """Reads one timed pass of each of these shapes from the worker."""
+    def _timed_passes(self, shapes: List[int], received: List[List[Dict[str, Any]]], held: List[List[float]]) -> None:
+        """One timed pass of each of these shapes. The worker prepares a shape (inputs, buffers, calibration,
+        graphs) before this judge takes the device lock, times its rounds under it, and checks what needs no quiet
+        device (guard bands, the fresh-input call) after it is released: nothing else runs while it is held."""
         for i in shapes:
             self.current = (i, None)
-            header, _ = self._expect_any("timing")
-            if header["type"] == "call":  # a guard or leftover tripped mid-timing
-                self._check_call(header, [], i, 0, 1.0, "during timing")
-                raise Verdict("runtime_error", "The worker stopped timing without saying why.")
-            if header["type"] != "timing" or header.get("shape") != i:
-                raise Verdict("runtime_error", f"The worker sent {header['type']!r} during timing.")
+            self._timing_message("prepared", i)
+            t = time.monotonic()
+            with device_lock(self.opts.lock, held):
+                self.stages["lock_wait_s"] = self.stages.get("lock_wait_s", 0.0) + time.monotonic() - t
+                self.worker.send({"type": "go"})
+                header = self._timing_message("timing", i)
+            self.stages["timing_s"] = self.stages.get("timing_s", 0.0) + (held[-1][1] - held[-1][0] if self.opts.lock
+                                                                          else time.monotonic() - t)
+            self.worker.send({"type": "released"})
+            checked = self._timing_message("checked", i)
+            header.update(verify=checked["verify"], fresh=checked["fresh"], phases=checked.get("phases"))
             received[i].append(header)
             self._note_phases(i, header)
+            if TRACE:  # wall-clock, to be set beside the lock's holds (test_timing_lock.py)
+                spans = checked.get("spans") or {}
+                sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] pass of shape {i}: "
+                                 + (f"lock held {held[-1][0]:.6f}-{held[-1][1]:.6f}; " if self.opts.lock else "")
+                                 + "; ".join(f"{k} {a:.6f}-{b:.6f}" for k, (a, b) in spans.items()) + "\n")
             if isinstance(header.get("host_waits"), int) and header["host_waits"] != 0:
                 # rounds set aside because a launch was still being queued when its timing began (-1: every one
                 # was, and the samples were kept as they were)
                 key = "host_waits" if header["host_waits"] > 0 else "host_bound_shapes"
                 self.stages[key] = self.stages.get(key, 0) + max(1, header["host_waits"])
+
+    def _timing_message(self, kind: str, i: int) -> Dict[str, Any]:
+        assert self.worker is not None
+        header, _ = self._expect_any("timing")
+        if header["type"] == "call":  # a guard or leftover tripped
+            self._check_call(header, [], i, 0, 1.0, "during timing")
+            raise Verdict("runtime_error", "The worker stopped timing without saying why.")
+        if header["type"] != kind or header.get("shape") != i:
+            raise Verdict("runtime_error", f"The worker sent {header['type']!r} during timing where {kind!r} "
+                                           f"was expected.")
+        return header
 
     def _to_retime(self, received: List[List[Dict[str, Any]]], estimate: Any, goal: float) -> List[int]:
         """The shapes to time again (at most KERNELEVOLVE_RETIME_SHAPES, default 2, the least sure first)."""
@@ -596,7 +620,7 @@ class Judge:
         shape_iv, _ = intervals([[_pass(h) for h in passes] for passes in received], estimate)
         unsure = {k for k, (r, iv) in enumerate(zip(ratios, shape_iv)) if wide(iv, r, goal)}
         unsure |= set(disagreeing(ratios, shape_iv, goal))
-        most = int(_env_float("KERNELEVOLVE_RETIME_SHAPES", 2))
+        most = self.timing_settings.retime_shapes
         width = {k: shape_iv[k][1] / max(shape_iv[k][0], 1e-12) for k in unsure}
         return sorted(sorted(unsure, key=lambda k: -width[k])[:max(0, most)])
 
@@ -608,60 +632,58 @@ class Judge:
             self.stages[key] = self.stages.get(key, 0.0) + secs
         if TRACE:
             sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] timed shape {i}: {header.get('rounds')} rounds, "
-                             f"{header.get('timer')}; " + ", ".join(f"{k} {v:.3f} s" for k, v in phases.items()) + "\n")
+                             f"{header.get('timer')}, {header.get('rule')}; "
+                             + ", ".join(f"{k} {v:.3f} s" for k, v in phases.items()) + "\n")
 
     def _timing(self) -> Dict[str, Any]:
         assert self.worker is not None
         gpu = self.backend.gpu
         n = len(self.shapes)
+        settings = TimingSettings.from_env(gpu)
+        self.timing_settings = settings
         cmd = {
-            "type": "time", "secret": self.rng.randrange(2**62),
+            "type": "time", "secret": self.rng.randrange(2**62), "settings": settings.to_message(),
             "pool_seeds": [[self.rng.randrange(1, 2**31) for _ in range(3)] for _ in range(n)],
             "fresh_seeds": [self.rng.randrange(1, 2**31) for _ in range(n)],
-            "budget_s": float(os.environ.get("KERNELEVOLVE_TIMING_BUDGET_S", 0.3 if gpu else 0.08)),
-            "min_samples": int(os.environ.get("KERNELEVOLVE_MIN_SAMPLES", 30 if gpu else 5)),
-            "max_samples": int(os.environ.get("KERNELEVOLVE_MAX_SAMPLES", 100)),
-            "max_batch": MAX_BATCH, "batch_bytes": BATCH_BYTES,
-            # GPU: stop once both medians are known to 0.15% (relative standard error); CPU: run the budget
-            "precision": float(os.environ.get("KERNELEVOLVE_TIMING_PRECISION", 0.0015 if gpu else 0.0)),
-            # more rounds while a shape's paired ratio is less sure than this (the 95% interval's relative half-width)
-            "ratio_goal": _env_float("KERNELEVOLVE_RATIO_GOAL", 0.02),
-            "max_samples_wide": 2 * int(os.environ.get("KERNELEVOLVE_MAX_SAMPLES", 100)),
-            # GPU, one call per sample: the buffer sets each pass turns through (the interval's clusters)
-            "buffer_sets": int(_env_float("KERNELEVOLVE_BUFFER_SETS", 4)),
         }
         rows: List[Dict[str, Any]] = []
         spreads: List[float] = []
         methods: List[str] = []
         received: List[List[Dict[str, Any]]] = [[] for _ in range(n)]  # each shape's timed passes
         estimate = median if gpu else lower_quartile
-        # Nothing else runs while the worker times: the timed outputs are checked (here, and by the reference
-        # process) only after the last timed call, so neither competes with the timing for the machine.
-        t = time.monotonic()
+        # The lock is held around each pass's rounds alone (_timed_passes); the timed outputs are checked (here,
+        # and by the reference process) only after the last timed call, so neither competes with the timing.
         held: List[List[float]] = []
-        with device_lock(self.opts.lock, held):
-            self.stages["lock_wait_s"] = time.monotonic() - t
+        self.stages["lock_wait_s"] = 0.0
+        self.stages["timing_s"] = 0.0
+        self.worker.send(cmd)
+        self._timed_passes(list(range(n)), received, held)
+        # Shapes whose ratio is less sure than the goal, or that disagree with the others, are timed again in new
+        # buffers with new inputs; two passes of a shape that disagree get a third (median of three).
+        goal = settings.ratio_goal
+        again = self._to_retime(received, estimate, goal) if goal > 0 else []
+        for _ in range(2):
+            if not again:
+                break
+            self.worker.send({"type": "retime", "shapes": again,
+                              "pool_seeds": [[self.rng.randrange(1, 2**31) for _ in range(3)] for _ in range(n)],
+                              "fresh_seeds": [self.rng.randrange(1, 2**31) for _ in range(n)]})
+            self._timed_passes(again, received, held)
+            self.stages["retimed_shapes"] = self.stages.get("retimed_shapes", 0) + len(again)
+            again = [i for i in again if len(received[i]) == 2 and apart(*[
+                intervals([[_pass(h)]], estimate)[0][0] for h in received[i]])]
+        self.current = None
+        asked = kernelbench_timing.request(self.backend.name)
+        if asked:  # KernelBench's eager timing, beside ours: timing too, so under the lock
             t = time.monotonic()
-            self.worker.send(cmd)
-            self._timed_passes(list(range(n)), received)
-            # Shapes whose ratio is less sure than the goal, or that disagree with the others, are timed again
-            # in new buffers with new inputs; two passes of a shape that disagree get a third (median of three).
-            goal = float(cmd["ratio_goal"])
-            again = self._to_retime(received, estimate, goal) if goal > 0 else []
-            for _ in range(2):
-                if not again:
-                    break
-                self.worker.send({"type": "retime", "shapes": again,
-                                  "pool_seeds": [[self.rng.randrange(1, 2**31) for _ in range(3)] for _ in range(n)],
-                                  "fresh_seeds": [self.rng.randrange(1, 2**31) for _ in range(n)]})
-                self._timed_passes(again, received)
-                self.stages["retimed_shapes"] = self.stages.get("retimed_shapes", 0) + len(again)
-                again = [i for i in again if len(received[i]) == 2 and apart(*[
-                    intervals([[_pass(h)]], estimate)[0][0] for h in received[i]])]
-            self.worker.send({"type": "timed", **kernelbench_timing.request(self.backend.name)})
-            self.current = None
-            final, _ = self._expect_any("timing")  # the final message
-            self.stages["timing_s"] = time.monotonic() - t
+            with device_lock(self.opts.lock, held):
+                self.stages["lock_wait_s"] += time.monotonic() - t
+                self.worker.send({"type": "timed", **asked})
+                final, _ = self._expect("final", "timing")
+            self.stages["timing_s"] += held[-1][1] - held[-1][0] if self.opts.lock else time.monotonic() - t
+        else:
+            self.worker.send({"type": "timed"})
+            final, _ = self._expect("final", "timing")
         t = time.monotonic()
         # The device is free again: the worker now sends what it kept (outputs and arguments of timed calls and
         # of the fresh-input call), while the reference process computes the expected outputs for all of it.
@@ -715,7 +737,7 @@ class Judge:
                       f"({overall_iv[0]:.2f}-{overall_iv[1]:.2f}; geometric mean of paired ratios).",
             "speedup": speedup, "speedup_interval": list(overall_iv), "shapes": rows, "compile": self.compile_stats,
             "timing": {"method": method, "estimator": "median" if gpu else "lower quartile",
-                       "lock": bool(self.opts.lock), "lock_held": held[0] if held else None,
+                       "lock": bool(self.opts.lock), "lock_held": held or None,
                        "paired": "interleaved rounds",
                        "interval": f"{int(LEVEL * 100)}%: bootstrap over rounds, widened to the spread between buffer "
                                    f"sets and passes"},
@@ -736,13 +758,6 @@ def _pass(header: Dict[str, Any]) -> Tuple[List[float], List[float], List[int]]:
     sets = header.get("buffer_sets")
     labels = [int(x) for x in sets] if isinstance(sets, list) and all(isinstance(x, int) for x in sets) else []
     return header["samples"]["baseline"], header["samples"]["candidate"], labels
-
-
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
 
 
 def _phases(header: Dict[str, Any]) -> Dict[str, float]:

@@ -1,6 +1,7 @@
-"""The cover of a GPU sample (GpuTimer.finish): a sample counts only when its launch had returned on the host
+"""The cover of a GPU sample (EventTimer.finish): a sample counts only when its launch had returned on the host
 before the device could reach its timing start. The device runs here as recorded event times (no GPU needed)."""
-from kernelevolve_harness import _worker as W
+from kernelevolve_harness import shape_timing as S
+from kernelevolve_harness import timers as W
 
 
 class Event:
@@ -21,31 +22,29 @@ class Torch:
     cuda = Cuda
 
 
-def timer() -> W.GpuTimer:
-    t = W.GpuTimer.__new__(W.GpuTimer)
-    t.torch = Torch
-    t.cover_ms, t.host_ms = 0.0, []
-    return t
+def timer() -> W.EventTimer:
+    return W.EventTimer(Torch, launch=None, flush=None)
 
 
-def sample(cover_ms: float, kernel_ms: float, host_ms: float):
+def sample(cover_ms: float, kernel_ms: float, host_ms: float) -> W.QueuedSample:
     """(cover start, timing start, timing end, the launch's host time from the cover start)."""
-    return (Event(0.0), Event(cover_ms), Event(cover_ms + kernel_ms), host_ms), ["out"]
+    return W.QueuedSample(Event(0.0), Event(cover_ms), Event(cover_ms + kernel_ms), host_ms, ["out"])
 
 
 def test_a_launch_queued_within_the_cover_counts() -> None:
     t = timer()
     out = t.finish([sample(0.06, 0.04, 0.03), sample(0.06, 0.05, 0.02)])
-    assert [round(x, 6) for x, _ in out] == [0.04, 0.05]
+    assert [round(x.ms, 6) for x in out] == [0.04, 0.05] and not any(x.set_aside for x in out)
     assert t.cover_ms == 0.0  # nothing set aside: the flush alone was enough
 
 
 def test_a_launch_still_queued_at_the_timing_start_is_set_aside_and_the_cover_grows() -> None:
     t = timer()
     # the host took 0.2 ms to queue the second launch (another process had the core): its device time may hold
-    # host time, so it is sent back negative and its round taken again
+    # host time, so it is set aside and its round taken again
     out = t.finish([sample(0.06, 0.04, 0.03), sample(0.06, 0.1, 0.2)])
-    assert out[0][0] > 0 and out[1][0] < 0 and out[1][1] == ["out"]  # its outputs are still checked
+    assert not out[0].set_aside and out[1].set_aside and out[1].results == ["out"]  # its outputs are still checked
+    assert round(out[1].ms, 6) == 0.1  # the time as measured, not a sign
     assert t.cover_ms >= 0.06
     # the cover follows most launches, not the one slowed down (a long stall is not chased)
     for _ in range(20):
@@ -56,7 +55,7 @@ def test_a_launch_still_queued_at_the_timing_start_is_set_aside_and_the_cover_gr
 
 
 def test_rotation_takes_fewer_buffer_sets_when_memory_is_short() -> None:
-    assert W.rotation_sets(64 << 20, 4) == 4
-    assert W.rotation_sets(800 << 20, 4) == 2
-    assert W.rotation_sets(3 << 30, 4) == 1
-    assert W.rotation_sets(1 << 20, 1) == 1
+    assert S.rotation_sets(64 << 20, 4) == 4
+    assert S.rotation_sets(800 << 20, 4) == 2
+    assert S.rotation_sets(3 << 30, 4) == 1
+    assert S.rotation_sets(1 << 20, 1) == 1

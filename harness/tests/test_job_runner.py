@@ -78,9 +78,33 @@ def test_a_job_from_stdin_answers_one_verdict_envelope_with_its_lock(tmp_path: P
     assert e["verdict"]["status"] == "ok", e["verdict"]
     assert e["device"] == "3"
     assert e["lock"] == str(tmp_path / "locks" / "gpu-3.lock")
-    start, end = e["verdict"]["timing"]["lock_held"]
-    assert 0 < end - start < e["elapsed_ms"] / 1000
+    holds = e["verdict"]["timing"]["lock_held"]  # one hold per timed pass of a shape
+    assert len(holds) >= 3
+    assert all(0 < end - start for start, end in holds)
+    assert holds[-1][1] - holds[0][0] < e["elapsed_ms"] / 1000
     assert e["elapsed_ms"] > 0 and e["node"]
+
+
+def test_the_envelope_names_the_machine_as_check_host_does(tmp_path: Path, cache_dir: Path) -> None:
+    e = run_job(mm_job(NAIVE), tmp_path, cache_dir)
+    r = subprocess.run([sys.executable, "-m", "kernelevolve_harness", "check-host"], capture_output=True, text=True,
+                       env=_env(tmp_path, cache_dir), timeout=120)
+    facts = json.loads(r.stdout)
+    assert e["machine"]["cpu"] == facts["cpu"]
+    assert facts["cpu"].endswith(f" ({os.cpu_count()} cores)") and not facts["cpu"].startswith(" (")
+    # a GPU's name where check-host found one (several kinds: one of them), none where it found none
+    assert e["machine"].get("gpu", "none") in [facts["gpu"], *facts["gpu"].split(", ")]
+
+
+def test_machine_names_the_job_device_among_several_kinds_of_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernelevolve_harness import host_check
+    monkeypatch.setattr(host_check, "gpu_names", lambda: ["NVIDIA H200", "NVIDIA A100-SXM4-80GB"])
+    assert host_check.machine("1")["gpu"] == "NVIDIA A100-SXM4-80GB"
+    assert host_check.machine(None)["gpu"] == "NVIDIA A100-SXM4-80GB, NVIDIA H200"
+    monkeypatch.setattr(host_check, "gpu_names", lambda: ["NVIDIA H200"] * 8)
+    assert host_check.machine("5")["gpu"] == "NVIDIA H200"
+    monkeypatch.setattr(host_check, "gpu_names", lambda: [])
+    assert "gpu" not in host_check.machine("0")
 
 
 def test_a_job_file_and_a_candidate_path_work_too(tmp_path: Path, cache_dir: Path) -> None:
@@ -150,7 +174,7 @@ def test_a_malformed_job_is_refused_with_a_sentence(tmp_path: Path, cache_dir: P
 
 def test_two_jobs_on_one_device_never_time_at_once(tmp_path: Path, cache_dir: Path) -> None:
     jobs = [start_job(mm_job(NAIVE + f"\n  // {i}\n", device="0"), tmp_path, cache_dir) for i in range(3)]
-    held = sorted(tuple(answer(p)["verdict"]["timing"]["lock_held"]) for p in jobs)
+    held = sorted(tuple(h) for p in jobs for h in answer(p)["verdict"]["timing"]["lock_held"])
     for (_, end), (start, _) in zip(held, held[1:]):
         assert end <= start, held
 

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import EXAMPLES, HARNESS, Harness
 from kernelevolve_harness import memory_plan as M
-from kernelevolve_harness._worker import GROUP_ROUNDS, batch_cap
+from kernelevolve_harness.memory_plan import GROUP_ROUNDS
+from kernelevolve_harness.shape_timing import batch_cap
 
 H200 = 139 * 10**9
 MiB = 1 << 20

@@ -1,10 +1,110 @@
-"""The worker's rules for how long to time (the GPU stops once both medians are known precisely)."""
-from kernelevolve_harness._worker import _precise
+"""The stopping rule of a timed pass (stopping_rule.py), without a GPU: it stops as soon as the paired ratio's
+interval is as narrow as the goal, never below its floor, and at its ceiling however noisy the samples."""
+import random
+
+import pytest
+
+from kernelevolve_harness.ratios import intervals, median
+from kernelevolve_harness.stopping_rule import StoppingRule
+from kernelevolve_harness.timing_settings import TimingSettings
+
+GPU = TimingSettings(floor_rounds=30, floor_s=0.0, ceiling_rounds=200, ceiling_s=1e9, round_goal=0.01)
 
 
-def test_gpu_timing_stops_once_both_medians_are_precise() -> None:
-    steady = [10.0 + 0.01 * (i % 5) for i in range(30)]
-    noisy = [10.0 + (i % 7) for i in range(30)]
-    assert _precise({"baseline": steady, "candidate": steady}, 0.002)
-    assert not _precise({"baseline": steady, "candidate": noisy}, 0.002)
-    assert not _precise({"baseline": steady[:3], "candidate": steady[:3]}, 0.002)  # too few to say
+def run(rule: StoppingRule, noise: float, seed: int = 1, kernel_ms: float = 0.05, sets: int = 4) -> int:
+    """Feeds rounds of two equal kernels (log-normal noise per sample) until the rule says enough; the rounds
+    it took."""
+    rng = random.Random(seed)
+    for r in range(10_000):
+        rule.add_measurement(kernel_ms * (1 + rng.gauss(0, noise)), kernel_ms * (1 + rng.gauss(0, noise)), r % sets)
+        if rule.is_finished():
+            return r + 1
+    raise AssertionError("the rule never stopped")
+
+
+def test_tight_samples_stop_at_the_floor() -> None:
+    rule = StoppingRule(GPU)
+    assert run(rule, noise=0.002) == 30
+    stats = rule.stats()
+    assert stats.reason == "precise" and stats.half_width is not None and stats.half_width <= 0.01
+
+
+def test_moderate_noise_takes_more_rounds_and_stops_once_precise() -> None:
+    rule = StoppingRule(GPU)
+    rounds = run(rule, noise=0.04)
+    assert 30 < rounds < 200, rounds
+    assert rule.stats().reason == "precise"
+    assert rule.stats().half_width <= 0.01
+
+
+def test_noisy_samples_run_to_the_ceiling() -> None:
+    rule = StoppingRule(GPU)
+    assert run(rule, noise=0.5) == 200
+    assert rule.stats().reason == "ceiling: rounds"
+
+
+def test_never_below_the_floor_of_rounds_or_of_timed_work() -> None:
+    rule = StoppingRule(GPU)
+    for r in range(29):
+        rule.add_measurement(1.0, 1.0, r % 4)
+        assert not rule.is_finished(), r  # identical samples, yet under the floor
+    cpu = StoppingRule(TimingSettings(floor_rounds=5, floor_s=0.08, ceiling_rounds=200, ceiling_s=0.32,
+                                      round_goal=0.02), "lower quartile")
+    # 1 ms per call and per kernel: 2 ms of timed work a round, so the 80 ms floor takes 40 rounds
+    assert run(cpu, noise=0.001, kernel_ms=1.0, sets=1) == 40
+
+
+def test_the_ceiling_of_timed_work_ends_a_noisy_pass_after_the_floor() -> None:
+    rule = StoppingRule(TimingSettings(floor_rounds=30, ceiling_rounds=200, ceiling_s=0.5, round_goal=0.01))
+    rounds = run(rule, noise=0.5, kernel_ms=5.0)  # ~10 ms a round
+    assert 45 <= rounds <= 56, rounds
+    assert rule.stats().reason == "ceiling: timed work"
+    slow = StoppingRule(TimingSettings(floor_rounds=30, ceiling_rounds=200, ceiling_s=0.5, round_goal=0.01))
+    assert run(slow, noise=0.5, kernel_ms=100.0) == 30  # past the ceiling from round 3 on: the floor still holds
+
+
+def test_rounds_set_aside_do_not_count_but_are_bounded() -> None:
+    rule = StoppingRule(GPU)
+    for _ in range(399):
+        rule.add_set_aside()
+        assert not rule.is_finished()
+    rule.add_set_aside()
+    assert rule.is_finished() and rule.stats().rounds == 0 and rule.stats().set_aside == 400
+
+
+def test_the_rule_measures_the_interval_the_verdict_reports() -> None:
+    # the rule's half-width is the verdict's bootstrap over rounds (ratios.intervals, within buffer sets) for the
+    # same samples, up to resampling noise
+    rng = random.Random(7)
+    b = [0.05 * (1 + rng.gauss(0, 0.03)) for _ in range(80)]
+    c = [0.05 * (1 + rng.gauss(0, 0.03)) for _ in range(80)]
+    labels = [r % 4 for r in range(80)]
+    rule = StoppingRule(GPU)
+    for x, y, k in zip(b, c, labels):
+        rule.add_measurement(x, y, k)
+    (iv,), _ = intervals([[(b, c, labels)]], median, rounds=2000)
+    ratio = median(b) / median(c)
+    verdict_half = max(iv[1] / ratio - 1, 1 - iv[0] / ratio)
+    assert rule.interval_half_width() == pytest.approx(verdict_half, rel=0.25)
+
+
+def test_settings_come_from_the_environment_and_travel_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert TimingSettings.from_env(gpu=True).floor_rounds == 30
+    assert TimingSettings.from_env(gpu=False).floor_s == 0.08
+    monkeypatch.setenv("KERNELEVOLVE_MIN_SAMPLES", "12")
+    monkeypatch.setenv("KERNELEVOLVE_MAX_SAMPLES", "50")
+    monkeypatch.setenv("KERNELEVOLVE_ROUND_GOAL", "0.005")
+    monkeypatch.setenv("KERNELEVOLVE_TIMING_CEILING_S", "2.5")
+    monkeypatch.setenv("KERNELEVOLVE_BUFFER_SETS", "not a number")
+    s = TimingSettings.from_env(gpu=True)
+    assert (s.floor_rounds, s.ceiling_rounds, s.round_goal, s.ceiling_s, s.buffer_sets) == (12, 50, 0.005, 2.5, 4)
+    assert TimingSettings.from_message(dict(s.to_message(), unknown=1)) == s
+
+
+def test_a_kernel_under_10_us_stops_at_its_own_looser_goal() -> None:
+    # graph-timed kernels (under ~10 us) need their ratio to +-5% (the fidelity goal), not +-2%: the same noisy
+    # samples stop much earlier at round_goal_short
+    assert run(StoppingRule(GPU, goal=GPU.round_goal_short), noise=0.06) < run(StoppingRule(GPU), noise=0.06)
+    rule = StoppingRule(GPU, goal=0.025)
+    run(rule, noise=0.06)
+    assert rule.stats().reason == "precise" and rule.stats().half_width <= 0.025

@@ -1,5 +1,6 @@
 // One evaluation as every layer sees it: the job the engine hands over, where it ran, and what came back.
 // The engine asks an Evaluator; src/remote's HostPool is one. Imports nothing but the verdict.
+import type { Machine } from './hardware';
 import type { Verdict } from './verdict';
 
 /** Which inputs the harness judges on: `wide` (its default) adds a robustness pass on signed, larger inputs where
@@ -37,6 +38,8 @@ export interface Placement {
   node?: string;
   /** The machine-wide timing lock of the device, as the harness's job runner named it. */
   lock?: string;
+  /** What judged it (CPU model and cores, GPU), as `hosts --check` names it. */
+  machine?: Machine;
 }
 
 /** A verdict with the place it was obtained. */

@@ -1,6 +1,7 @@
 // What the harness's job runner answers for one job (`python3 -m kernelevolve_harness run-job`, the envelope in
 // docs/harness.md), read the same way by every host: local, SSH and Slurm. Checked field by field, never cast:
 // a host that gets anything else reports the harness's failure instead of passing a malformed verdict on.
+import type { Machine } from './hardware';
 import type { ShapeTiming, Verdict } from './verdict';
 import { VERDICT_STATUSES } from './verdict';
 
@@ -8,6 +9,8 @@ import { VERDICT_STATUSES } from './verdict';
 export interface RunnerPlace {
   node?: string;
   device?: string;
+  /** What judged it, named as `hosts --check` names it. */
+  machine?: Machine;
   /** The machine-wide timing lock file of the device. */
   lock?: string;
   /** The runner's own time for the job, ms. */
@@ -80,6 +83,12 @@ function place(o: Fields): RunnerPlace {
   if (typeof o.node === 'string') p.node = o.node;
   if (typeof o.device === 'string') p.device = o.device;
   if (typeof o.lock === 'string' && o.lock) p.lock = o.lock;
+  if (isObject(o.machine)) {
+    const m: Machine = {};
+    if (typeof o.machine.cpu === 'string' && o.machine.cpu) m.cpu = o.machine.cpu;
+    if (typeof o.machine.gpu === 'string' && o.machine.gpu) m.gpu = o.machine.gpu;
+    if (m.cpu || m.gpu) p.machine = m;
+  }
   if (typeof o.elapsed_ms === 'number') p.elapsedMs = o.elapsed_ms;
   return p;
 }

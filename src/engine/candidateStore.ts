@@ -9,7 +9,7 @@ export function candidateId(n: number): string {
 }
 
 /** Judged again at the end and correct both times. */
-export function isConfirmed(c: Candidate): boolean {
+export function isConfirmed(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom' | 'score'>): boolean {
   return !!c.confirmations?.length && scoreOf(c) > 0;
 }
 

@@ -37,6 +37,15 @@ export type EngineEvent =
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string; at: number }
   | { type: 'run-finished'; reason: TerminationReason; summary: RunSummary; at: number;
       /** Set when reason is 'error': what failed (a host, the baseline itself, every operator) and why. */
-      error?: { kind: 'host' | 'baseline' | 'operator'; message: string } };
+      error?: RunError };
+
+/** What ended a run in an error, and why. */
+export interface RunError {
+  kind: 'host' | 'baseline' | 'operator';
+  message: string;
+  /** The candidate that could not be judged (its evaluation failed twice, or once for the baseline): the run
+   *  ended without a verdict on it, and `message` says why. */
+  candidate?: string;
+}
 
 export type EngineEventListener = (event: EngineEvent) => void;

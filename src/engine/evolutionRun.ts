@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import type { EvaluationJob, Evaluator, InputsMode } from '../contract/job';
 import type { Candidate } from './candidate';
 import { CandidateStore, isConfirmed } from './candidateStore';
-import type { EngineEvent, EngineEventListener, RunSummary, TerminationReason } from './events';
+import type { EngineEvent, EngineEventListener, RunError, RunSummary, TerminationReason } from './events';
 import { fitness } from './fitness';
 import { confirmLeaders } from './leaderConfirmation';
 import type { Operator, ProposalBatch, ProposalContext } from './operator';
@@ -52,11 +52,6 @@ export interface EvolutionOptions {
   confirmTop?: number;
   /** A harder stop than `signal` (a second Ctrl-C): as `signal`, and the leaders are not judged again. */
   quit?: AbortSignal;
-}
-
-interface RunError {
-  kind: 'host' | 'baseline' | 'operator';
-  message: string;
 }
 
 export class EvolutionRun {
@@ -341,7 +336,7 @@ export class EvolutionRun {
           this.log('warn', `Candidate ${c.id} could not be evaluated (${(e as Error).message.split('\n')[0]}); trying again.`);
           this.evalQueue.unshift(c);
         } else {
-          this.error ??= { kind: 'host', message: `Candidate ${c.id} could not be evaluated: ${(e as Error).message}` };
+          this.error ??= { kind: 'host', candidate: c.id, message: `Candidate ${c.id} could not be evaluated: ${(e as Error).message}` };
           this.log('error', this.error.message);
         }
       }

@@ -1,13 +1,16 @@
 // Winners per hardware: the same kernel evolved on two kinds of host keeps a winner for each. Each stored run
-// records its hosts and their `hardware`; the hardware of a run's best is that of the host that judged it.
+// records its hosts and their `hardware`; the hardware of a run's best is that of the host that judged it, or,
+// where its config named none, the machine that judged it (its CPU for a C++ kernel, else its GPU) as the harness
+// names it in the verdict's envelope and `kernelevolve hosts --check` does.
 // From the winners, one launcher that picks per device (CUDA compute capability, the original as the fallback)
 // can be written, instead of one hardware's winner overwriting another's.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Verdict } from '../contract/verdict';
+import { machineHardware } from '../contract/hardware';
+import { isConfirmed } from './candidateStore';
 import { detectKnobs, type KnobValues } from './knobs';
-import { pairedScore, scoreInterval, type Interval } from './pairedScore';
-import type { RunRecord } from './runStore';
+import { scoreInterval, scoreOf, type Interval } from './pairedScore';
+import { storedCandidate, type RunRecord } from './runStore';
 import { cudaCapabilityOf, writeDispatch, type DispatchResult } from './tunedDispatch';
 
 export interface HardwareWinner {
@@ -35,48 +38,26 @@ function readJson<T>(file: string): T | undefined {
   }
 }
 
-/** The candidate's verdict and confirmations as verdicts.jsonl records them (the file alone says what was judged). */
-function judgements(dir: string, id: string): { verdict?: Verdict; confirmations: Verdict[] } {
-  let text = '';
-  try {
-    text = fs.readFileSync(path.join(dir, 'verdicts.jsonl'), 'utf8');
-  } catch {
-    return { confirmations: [] };
-  }
-  const out: { verdict?: Verdict; confirmations: Verdict[] } = { confirmations: [] };
-  for (const line of text.split('\n')) {
-    if (!line.includes(`"${id}"`)) continue;
-    try {
-      const j = JSON.parse(line) as { id: string; verdict?: Verdict; confirmation?: Verdict };
-      if (j.id !== id) continue;
-      if (j.confirmation) out.confirmations.push(j.confirmation);
-      else if (j.verdict) out.verdict = j.verdict;
-    } catch {
-      // a line cut short by a kill
-    }
-  }
-  return out;
-}
-
-/** One candidate of a stored run as a winner of the hardware that judged it (undefined: no such run or candidate). */
+/** One candidate of a stored run as a winner of the hardware that judged it (undefined: no such run or candidate).
+ *  Its figure and interval are those the editor shows for it everywhere else (the lens, the run's table): the
+ *  same scoring of the same stored candidate, its figure from the confirmations after it was picked. */
 export function storedWinner(dir: string, candidateId: string, record = readJson<RunRecord>(path.join(dir, 'run.json'))): HardwareWinner | undefined {
-  const meta = readJson<{ operator: string; mode?: string; knobs?: Record<string, unknown>; placement?: { host?: string } }>(
-    path.join(dir, 'candidates', `${candidateId}.json`));
-  if (!record || !meta) return undefined;
-  const host = record.hosts.find((h) => h.name === meta.placement?.host) ?? (record.hosts.length === 1 ? record.hosts[0] : undefined);
-  const plain = meta.knobs && Object.values(meta.knobs).every((v) => typeof v === 'number') ? (meta.knobs as KnobValues) : undefined;
-  const judged = judgements(dir, candidateId);
-  const interval = scoreInterval(judged);
-  const speedup = record.best?.id === candidateId ? record.best.speedup : pairedScore(judged);
-  return { hardware: host?.hardware ?? 'unknown hardware', runId: record.runId, runDir: dir, candidateId, speedup,
-    ...(interval ? { interval } : {}), ...(judged.confirmations.length && interval ? { confirmed: true } : {}),
-    operator: meta.operator, mode: meta.mode, knobs: plain, finishedAt: record.updatedAt };
+  const c = storedCandidate(dir, candidateId);
+  if (!record || !c) return undefined;
+  const host = record.hosts.find((h) => h.name === c.placement?.host) ?? (record.hosts.length === 1 ? record.hosts[0] : undefined);
+  const plain = c.knobs && Object.values(c.knobs).every((v) => typeof v === 'number') ? (c.knobs as KnobValues) : undefined;
+  const interval = scoreInterval(c);
+  // A host's configured `hardware` names it; else the machine that judged it, as `hosts --check` names it.
+  const hardware = host?.hardware ?? machineHardware(c.placement?.machine, record.spec.backend) ?? 'unknown hardware';
+  return { hardware, runId: record.runId, runDir: dir, candidateId, speedup: scoreOf(c),
+    ...(interval ? { interval } : {}), ...(isConfirmed(c) ? { confirmed: true } : {}),
+    operator: c.operator, mode: c.mode, knobs: plain, finishedAt: record.updatedAt };
 }
 
 /**
  * The best correct candidate per hardware among the runs stored under `runsRoot` (each a folder with run.json)
- * of the same kernel (same source file and function); the most recent run wins a tie. Runs whose hosts name no
- * hardware count as `unknown hardware`.
+ * of the same kernel (same source file and function); the most recent run wins a tie. A winner judged where
+ * neither the host's config nor the harness named the hardware counts as `unknown hardware`.
  */
 export function hardwareWinners(runsRoot: string, kernel: { sourcePath: string; kernel: string }): HardwareWinner[] {
   let dirs: string[];

@@ -1,6 +1,8 @@
 // PyTorch (or numpy) operators in a Python file that have no kernel yet: top-level functions and nn.Module
 // classes whose code computes with torch, torch.nn.functional or numpy. What "Write a kernel for this"
-// offers, and what its problem draft copies (the operator's source and the module's imports).
+// offers, and what its problem draft copies (the operator's source and the module's imports). A kernel (a
+// `@triton.jit` function, a numba one) is not an operator, nor is a launcher of a kernel of the same file: both
+// have a kernel already, which Evolve improves.
 
 export type Framework = 'torch' | 'numpy';
 
@@ -41,7 +43,8 @@ function topLevelBlocks(text: string): Array<{ start: number; end: number; line:
     const line = lines[i];
     const at = offset;
     offset += line.length + 1;
-    if (!/^\S/.test(line) || /^#/.test(line)) continue;
+    // an indented line, a comment, or the closing bracket of a statement spread over lines continues it
+    if (!/^\S/.test(line) || /^[#)\]}]/.test(line)) continue;
     if (/^@/.test(line)) {
       pendingDecorators ??= { start: at, line: i };
       continue;
@@ -104,13 +107,30 @@ function frameworkOf(code: string, fileText: string): Framework | undefined {
   return undefined;
 }
 
+/** A decorator that makes the function a kernel: `@triton.jit`, `@triton.autotune(...)`, `@jit`, `@numba.njit`,
+ *  `@cuda.jit` (not `@torch.jit.script`, which leaves an operator in PyTorch). */
+const KERNEL_DECORATOR = /^@\s*(?:triton\.(?:jit|autotune|heuristics)|(?:[\w.]+\.)?n?jit|(?:numba\.)?cuda\.jit)\s*(?:\(|$)/m;
+
+/** The file's top-level kernels (Triton or numba JIT functions), by name, in file order. */
+export function pythonKernelNames(text: string): string[] {
+  return topLevelBlocks(text).flatMap((b) => {
+    const fn = /^(?:async\s+)?def\s+(\w+)\s*\(/.exec(b.head);
+    const decorators = text.slice(b.start, b.start + text.slice(b.start, b.end).indexOf(b.head));
+    return fn && KERNEL_DECORATOR.test(decorators) ? [fn[1]] : [];
+  });
+}
+
 /** Every operator of the file that computes with torch or numpy, in file order. */
 export function findOperators(text: string): PythonOperator[] {
   const out: PythonOperator[] = [];
+  const kernels = pythonKernelNames(text);
+  // `kernel[grid](...)`: the code launches one of the file's kernels
+  const launch = kernels.length ? new RegExp(`\\b(?:${kernels.join('|')})\\s*\\[`) : undefined;
   for (const b of topLevelBlocks(text)) {
     const code = text.slice(b.start, b.end);
     const fn = /^(?:async\s+)?def\s+(\w+)\s*\(/.exec(b.head);
     const cls = /^class\s+(\w+)\s*\(([^)]*)\)/.exec(b.head);
+    if (launch?.test(code) || (fn && kernels.includes(fn[1]))) continue;
     if (fn) {
       if (fn[1].startsWith('_') && fn[1] !== '__call__') continue;
       const framework = frameworkOf(code, text);

@@ -54,7 +54,8 @@ export interface RunRecord {
   updatedAt: string;
   status: 'running' | 'finished' | 'stopped' | 'error';
   reason?: TerminationReason;
-  error?: { kind: string; message: string };
+  /** What ended the run in an error (events.ts RunError): its kind, the sentence, the candidate left unjudged. */
+  error?: { kind: string; message: string; candidate?: string };
   spec: KernelSpec;
   /** The options the run was started with (the CLI's flags); a resume reuses them. */
   options: Record<string, unknown>;
@@ -93,6 +94,63 @@ function writeAtomic(file: string, text: string): void {
   const tmp = `${file}.tmp-${process.pid}`;
   fs.writeFileSync(tmp, text);
   fs.renameSync(tmp, file);
+}
+
+/** One line of verdicts.jsonl: a candidate's verdict, or one more confirmation of it. */
+interface VerdictLine {
+  id: string;
+  verdict?: Verdict;
+  confirmation?: Verdict;
+  placement?: Candidate['placement'];
+  finishedAt?: number;
+}
+
+/** A candidate's metadata file without what only verdicts.jsonl may say: a verdict there alone is not trusted. */
+function unverified(meta: Candidate & { sourceFile?: string }): Omit<Candidate, 'source'> {
+  const { sourceFile: _file, verdict: _verdict, confirmations: _confirmations, source: _source, ...rest } = meta;
+  return rest;
+}
+
+function applyVerdictLine(c: Omit<Candidate, 'source'>, line: VerdictLine): void {
+  if (line.confirmation) {
+    c.confirmations = [...(c.confirmations ?? []), line.confirmation];
+    return;
+  }
+  if (!line.verdict) return;
+  c.verdict = line.verdict;
+  if (line.placement) c.placement = line.placement;
+  if (line.finishedAt) c.timings.finishedAt = line.finishedAt;
+}
+
+/**
+ * One candidate of a stored run as RunStore.load reads it (its metadata, its verdict and confirmations from
+ * verdicts.jsonl alone), without its source and without reading the rest of the run: whatever shows a stored
+ * candidate's figure computes it from the same candidate the editor holds. Undefined when it is not there.
+ */
+export function storedCandidate(runDir: string, id: string): Omit<Candidate, 'source'> | undefined {
+  let meta: Candidate & { sourceFile?: string };
+  try {
+    meta = JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', `${id}.json`), 'utf8')) as Candidate & { sourceFile?: string };
+  } catch {
+    return undefined;
+  }
+  const c = { ...unverified(meta), timings: { ...meta.timings } };
+  let text = '';
+  try {
+    text = fs.readFileSync(path.join(runDir, 'verdicts.jsonl'), 'utf8');
+  } catch {
+    return c;
+  }
+  for (const line of text.split('\n')) {
+    if (!line.includes(`"${id}"`)) continue;
+    try {
+      const l = JSON.parse(line) as VerdictLine;
+      if (l.id === id) applyVerdictLine(c, l);
+    } catch {
+      // a line cut short by a kill
+    }
+  }
+  return c;
 }
 
 function readJsonLines<T>(file: string): T[] {
@@ -205,22 +263,12 @@ export class RunStore {
       } catch {
         continue;
       }
-      // verdicts.jsonl alone says what was judged: a verdict only in the metadata is not trusted
-      const { sourceFile: _ignored, verdict: _unverified, confirmations: _unverifiedToo, ...rest } = meta;
-      candidates.push({ ...rest, source });
+      candidates.push({ ...unverified(meta), source });
     }
     const byId = new Map(candidates.map((c) => [c.id, c]));
-    for (const line of readJsonLines<{ id: string; verdict?: Verdict; confirmation?: Verdict; placement?: Candidate['placement']; finishedAt?: number }>(path.join(dir, 'verdicts.jsonl'))) {
+    for (const line of readJsonLines<VerdictLine>(path.join(dir, 'verdicts.jsonl'))) {
       const c = byId.get(line.id);
-      if (!c) continue;
-      if (line.confirmation) {
-        c.confirmations = [...(c.confirmations ?? []), line.confirmation];
-        continue;
-      }
-      if (!line.verdict) continue;
-      c.verdict = line.verdict;
-      if (line.placement) c.placement = line.placement;
-      if (line.finishedAt) c.timings.finishedAt = line.finishedAt;
+      if (c) applyVerdictLine(c, line);
     }
     for (const c of candidates) {
       // a cancelled candidate (moot speculation) stays cancelled: a resumed run does not judge it

@@ -97,7 +97,7 @@ export async function listStoredRuns(storeRoot: string): Promise<StoredRun[]> {
     out.push({
       header: {
         runId: r.runId, runDir: loaded.store.runDir, kernel: r.spec.kernel, specPath: r.spec.specPath, sourcePath: r.spec.sourcePath,
-        status, startedAt, reason: r.error?.message ?? r.reason, evaluated: r.counters.evaluated, used: r.counters.used,
+        status, startedAt, reason: r.error?.message ?? r.reason, ...(r.error?.candidate ? { failedCandidate: r.error.candidate } : {}), evaluated: r.counters.evaluated, used: r.counters.used,
         budget: typeof r.options.budget === 'number' ? r.options.budget : undefined,
         best: r.best && r.best.status === 'ok' ? { id: r.best.id, speedup: r.best.speedup, ...((r.best as RunSummary['best'])?.confirmed ? { confirmed: true } : {}) } : undefined,
         invalidProposals: r.counters.invalid,

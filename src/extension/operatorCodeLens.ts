@@ -1,5 +1,5 @@
-// CodeLenses for starting from PyTorch: "Write a kernel for this" over each function or nn.Module that computes
-// with torch or numpy, and on a KernelBench-format problem file "Evolve this problem" over its Model, with the
+// CodeLenses for starting from PyTorch: "Write a kernel for <name>" over each function or nn.Module that computes
+// with torch or numpy (named, since a file may hold several, each lens at the top of its own definition), and on a KernelBench-format problem file "Evolve this problem" over its Model, with the
 // best correct ModelNew once a run found one ("2.10x (1.90-2.30) kernel c0003 — Preview | Accept", the figure
 // shown for it everywhere).
 import * as vscode from 'vscode';
@@ -37,7 +37,7 @@ export class OperatorCodeLens implements vscode.CodeLensProvider, vscode.Disposa
       return lenses;
     }
     return findOperators(text).map((op) => new vscode.CodeLens(new vscode.Range(op.startLine, 0, op.startLine, 0), {
-      title: 'KernelEvolve: Write a kernel for this', command: 'kernelEvolve.writeKernel', arguments: [doc.uri, op.startLine],
+      title: `KernelEvolve: Write a kernel for ${op.name}`, command: 'kernelEvolve.writeKernel', arguments: [doc.uri, op.startLine],
     }));
   }
 

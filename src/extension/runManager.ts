@@ -182,7 +182,10 @@ export class RunManager implements vscode.Disposable {
     const run = this.runs.get(runId);
     const c = run?.candidates.get(id);
     if (!run || !c) throw new Error(`Candidate ${id} of run ${runId} is not known (was the run store deleted?).`);
-    return candidateDetails(runId, c, run.baseline, run.view.sourcePath);
+    const details = await candidateDetails(runId, c, run.baseline, run.view.sourcePath);
+    // Not judged: the details say what its row says (queued, evaluating, not judged, or failed and why).
+    const row = c.verdict ? undefined : run.view.candidates.find((r) => r.id === id);
+    return row ? { ...details, status: row.state, ...(row.reason ? { reason: row.reason } : {}) } : details;
   }
 
   /** The winners by hardware of the run's kernel, across the runs stored beside it (its own included). */

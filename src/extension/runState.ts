@@ -36,10 +36,18 @@ export function rowOf(c: Candidate): CandidateRow {
 
 /** The state of a row whose run ended before it was judged. */
 export const NOT_JUDGED = 'not judged';
+/** The state of the row whose evaluation failed and ended the run (no verdict: the harness or its host failed,
+ *  e.g. a Triton spec that cannot import torch); its reason says why. */
+export const JUDGING_FAILED = 'failed';
 
 /** A row the run has not judged (nor already said it will not). */
 function isOpen(r: CandidateRow): boolean {
-  return r.state !== 'done' && r.state !== 'cancelled' && r.state !== NOT_JUDGED && !r.status;
+  return r.state !== 'done' && r.state !== 'cancelled' && r.state !== NOT_JUDGED && r.state !== JUDGING_FAILED && !r.status;
+}
+
+/** An open row once its run has ended: the one whose failure ended the run says so, the others were not judged. */
+function closed(r: CandidateRow, failure: { candidate?: string; message?: string }): CandidateRow {
+  return r.id === failure.candidate ? { ...r, state: JUDGING_FAILED, ...(failure.message ? { reason: failure.message } : {}) } : { ...r, state: NOT_JUDGED };
 }
 
 /** The figure the editor shows for a candidate (lens, preview, notification), the same as its table row. */
@@ -83,7 +91,8 @@ export class RunState {
   /** Once the run has ended: rows it left proposed, queued or evaluating say they were not judged. */
   settle(): RunDelta | undefined {
     const open = this.view.candidates.filter(isOpen);
-    return open.length ? this.apply({ runId: this.runId, rows: open.map((r) => ({ ...r, state: NOT_JUDGED })) }) : undefined;
+    const failure = { candidate: this.view.failedCandidate, message: this.view.reason };
+    return open.length ? this.apply({ runId: this.runId, rows: open.map((r) => closed(r, failure)) }) : undefined;
   }
 
   apply(delta: RunDelta): RunDelta {
@@ -132,10 +141,12 @@ export class RunState {
           const rows = [...this.candidates.values()].filter((c) => c.verdict).map(rowOf);
           // Rows left proposed, queued or evaluating end in the same delta as the header (a panel that shows the
           // run stopped never shows one of its rows still evaluating).
-          rows.push(...this.view.candidates.filter(isOpen).map((r) => ({ ...r, state: NOT_JUDGED })));
-          // A failed run's reason is what failed (the panel shows it whole), as a stored run's is.
+          // A failed run's reason is what failed (the panel shows it whole), as a stored run's is; the row of the
+          // candidate it could not judge says so too.
           const reason = ev.reason === 'error' && ev.error ? ev.error.message : ev.reason;
-          return { runId, header: { status, reason, best, etaS: undefined, confirming: undefined }, points, ...(rows.length ? { rows } : {}) };
+          const failedCandidate = ev.reason === 'error' ? ev.error?.candidate : undefined;
+          rows.push(...this.view.candidates.filter(isOpen).map((r) => closed(r, { candidate: failedCandidate, message: reason })));
+          return { runId, header: { status, reason, best, etaS: undefined, confirming: undefined, ...(failedCandidate ? { failedCandidate } : {}) }, points, ...(rows.length ? { rows } : {}) };
         }
         default:
           return undefined;

@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { MODEL_NEW } from '../engine/kernelBenchProblem';
-import { findOperators, type PythonOperator } from '../engine/operatorSource';
+import { findOperators, pythonKernelNames, type PythonOperator } from '../engine/operatorSource';
 import { draftProblem, inputsFromCallSites, parseShapeText, problemOrigin, type InputSpec } from '../engine/problemDraft';
 import { loadSpec } from '../engine/spec';
 import type { ApiKeyStore } from './apiKey';
@@ -97,7 +97,12 @@ async function draftFor(uri: vscode.Uri | undefined, line: number | undefined): 
     op = (await vscode.window.showQuickPick(ops.map((o) => ({ label: o.name, description: `${o.kind}, ${o.framework}`, o })), { title: 'KernelEvolve: Write a kernel for…' }))?.o;
     if (!op) return undefined;
   }
-  if (!op) throw new UserFacingError(`${path.basename(doc.fileName)} has no function or nn.Module that computes with torch or numpy.`);
+  if (!op) {
+    const kernels = pythonKernelNames(text);
+    throw new UserFacingError(kernels.length
+      ? `${path.basename(doc.fileName)} has a kernel already (${kernels.join(', ')}), and a function that launches one needs no other: evolve the kernel with its lens "KernelEvolve: Evolve ${kernels[0]}".`
+      : `${path.basename(doc.fileName)} has no function or nn.Module that computes with torch or numpy.`);
+  }
   const files = (await vscode.workspace.findFiles('**/*.py', EXCLUDE, 2000)).map((u) => u.fsPath).filter((f) => f !== doc.fileName);
   const others = await Promise.all(files.map((f) => fs.readFile(f, 'utf8').catch(() => '')));
   const callers = [text, ...others.filter((t) => t.includes(op!.name))];

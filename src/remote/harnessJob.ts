@@ -86,5 +86,6 @@ function placement(host: string, place: RunnerPlace, extra: Partial<Placement>):
   if (place.device !== undefined) p.device ??= place.device;
   if (place.node) p.node ??= place.node;
   if (place.lock) p.lock = place.lock;
+  if (place.machine) p.machine = place.machine;
   return p;
 }

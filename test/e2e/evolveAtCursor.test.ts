@@ -2,7 +2,8 @@
 // the kernel at the cursor on the local host, watch candidates arrive in the side panel, preview the
 // winner in the diff editor, accept it from the CodeLens change by change (an inline diff), save, and find
 // the faster kernel in the file on disk; the winner's figure is the same in every place it is shown.
-import { copyFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CodeServer, exampleWorkspace, OUTPUT, readJson } from './codeServer';
@@ -16,12 +17,15 @@ const source = path.join(ws, 'matmul_blocked', 'matmul.cpp');
 const original = readFileSync(source, 'utf8');
 const kernelLine = original.split('\n').findIndex((l) => l.includes('C[i] = 0.0f')) + 1;
 const shots = path.join(OUTPUT, 'screenshots');
+const hosts = [{ name: 'local', type: 'local', python: process.env.KERNELEVOLVE_PYTHON || 'python3' }];
+const hostsConfig = path.join(ws, 'hosts.json');
+writeFileSync(hostsConfig, JSON.stringify({ hosts }));
 const server = new CodeServer({
   workspace: ws,
   settings: {
     'kernelEvolve.budget.candidates': 8,
     'kernelEvolve.operators': ['tune'],
-    'kernelEvolve.hosts': [{ name: 'local', type: 'local', python: process.env.KERNELEVOLVE_PYTHON || 'python3' }],
+    'kernelEvolve.hosts': hosts,
   },
 });
 let wb: Workbench;
@@ -138,6 +142,12 @@ describe('Evolve Kernel at Cursor in code-server', () => {
     const rows = await panel.rows();
     const bestAt = rows.findIndex((r) => r.id === run.best.id);
     for (const r of rows.slice(0, bestAt)) expect(r.cells[2]).toMatch(/confirmed|unconfirmed/);
+    // The winners by hardware give it the same figure and interval, on the local machine named as
+    // `kernelevolve hosts --check` names it (its host's config names no hardware).
+    const check = spawnSync(process.execPath, ['bin/kernelevolve.js', 'hosts', '--check', '--json', '--config', hostsConfig], { encoding: 'utf8', timeout: 120_000 });
+    const cpu = (JSON.parse(check.stdout) as { hosts: { facts: Record<string, string> }[] }).hosts[0].facts.cpu;
+    expect(cpu).toMatch(/\S \(\d+ cores\)$/);
+    expect(await panel.hardwareWinners()).toEqual([{ hardware: cpu, speedup: figure }]);
     editor = await wb.openFile('matmul_blocked/matmul.cpp');
     await editor.waitForCodeLens(/^Accept$/);
     expect(await editor.codeLenses()).toContain(`${figure} faster variant (${run.best.id}) — Preview`);

@@ -160,6 +160,9 @@ describe('first use in code-server', () => {
   it('says a Triton kernel needs a GPU host on a machine without one, with the fix as a button', async () => {
     editor = await wb.openFile('kernels/bias_gelu.py');
     await editor.waitForCodeLens(/Evolve bias_gelu_kernel/, 120_000);
+    // The kernel's lenses, and nothing over its launcher: bias_gelu has its kernel (a "Write a kernel for this"
+    // stood there, beside one over the kernel when its body read like tensor calls).
+    expect(await editor.codeLenses()).toEqual(['KernelEvolve: Evolve bias_gelu_kernel', 'Profile']);
     await editor.goToLine(9);
     await wb.runCommand('KernelEvolve: Evolve Kernel at Cursor');
     await wb.waitForNotification(/drafted bias_gelu_kernel_spec\.py/, 60_000);
@@ -178,7 +181,14 @@ describe('first use in code-server', () => {
     await f.locator('[data-testid="run-status"]', { hasText: 'failed' }).waitFor({ timeout: 30_000 });
     expect(await f.locator('[data-testid="run-failure"]').innerText()).toMatch(/No module named 'torch'/);
     expect(await f.locator('[data-testid="resume-run"]').count()).toBe(0);
-    expect((await panel.rows()).find((r) => r.id === 'c0000')?.status).not.toBe('evaluating');
+    // The baseline's row shows the failure (it stayed "pending"), and so do its details.
+    const baseline = (await panel.rows()).find((r) => r.id === 'c0000');
+    expect(baseline?.status).toBe('failed');
+    expect(baseline?.title).toMatch(/^Candidate c0000 could not be evaluated: .*No module named 'torch'/);
+    await panel.selectCandidate('c0000');
+    const details = await panel.details();
+    expect(details.status).toBe('failed');
+    expect(details.verdict).toMatch(/No module named 'torch'/);
     await wb.clickNotificationButton(/needs a GPU host/, 'Add GPU Host');
     const pick = await wb.quickPick();
     expect(pick.title).toBe('KernelEvolve: Add GPU Host');
@@ -203,6 +213,7 @@ describe('first use in code-server', () => {
     expect(await f.locator('[data-testid="resume-run"]').count()).toBe(0);
     expect(await panel.runStatus()).toBe('failed');
     expect((await panel.rows()).filter((r) => ['proposed', 'queued', 'evaluating'].includes(r.status))).toEqual([]);
+    expect((await panel.rows()).find((r) => r.id === 'c0000')).toMatchObject({ status: 'failed', title: expect.stringMatching(/No module named 'torch'/) });
   });
 
   it('reports a host entry without "host" with what to write and a button to the settings', async () => {

@@ -1,6 +1,7 @@
 // The timing lock is one per device per machine, whatever the transport: the local host and an SSH host on this
 // one machine (a real OpenSSH server on 127.0.0.1), both given GPU 0, never hold the timing section at once.
-// The harness records when each evaluation held the lock (verdict.timing.lock_held, wall-clock seconds).
+// The harness records when each evaluation held the lock (verdict.timing.lock_held: one [start, end] in wall-clock
+// seconds per timed pass of a shape).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -45,8 +46,8 @@ describe('the timing lock across transports', () => {
       // One lock file for GPU 0 on this machine, named alike by both transports.
       expect(new Set(verdicts.map((v) => v.placement?.lock))).toEqual(new Set(['/tmp/kernelevolve-locks/gpu-0.lock']));
       expect(verdicts.map((v) => v.placement?.device)).toEqual(['0', '0', '0', '0']);
-      const held = verdicts.map((v) => ({ host: v.host, span: (v.timing as { lock_held: [number, number] }).lock_held }))
-        .sort((a, b) => a.span[0] - b.span[0]);
+      const held = verdicts.flatMap((v) => (v.timing as { lock_held: [number, number][] }).lock_held
+        .map((span) => ({ host: v.host, span }))).sort((a, b) => a.span[0] - b.span[0]);
       for (const h of held) expect(h.span[1]).toBeGreaterThan(h.span[0]);
       for (let i = 1; i < held.length; i++) {
         // Each timing section starts only after the one before it ended, across hosts too.

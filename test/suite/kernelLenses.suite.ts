@@ -23,6 +23,30 @@ def softmax(x, y):
     softmax_kernel[(x.shape[0],)](y, x, x.shape[1], BLOCK=1024)
     return y
 `,
+  // A kernel whose tl.exp / tl.max / tl.sum read like tensor calls, its launcher in PyTorch, and an operator of
+  // its own: "Write a kernel" only over the operator, named for it.
+  'row_softmax.py': `import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_softmax_kernel(out_ptr, in_ptr, n_cols, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(in_ptr + tl.program_id(0) * n_cols + cols, mask=cols < n_cols, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + tl.program_id(0) * n_cols + cols, e / tl.sum(e, axis=0), mask=cols < n_cols)
+
+
+def row_softmax(x: torch.Tensor) -> torch.Tensor:
+    y = torch.empty_like(x)
+    row_softmax_kernel[(x.shape[0],)](y, x, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+    return y
+
+
+def log_softmax(x: torch.Tensor) -> torch.Tensor:
+    return torch.log(torch.softmax(x, dim=-1))
+`,
   'axpby.cu': `__device__ float twice(float v) { return 2 * v; }
 
 __global__ void axpby_kernel(float a, const float* x, float b, float* y, int n) {
@@ -59,6 +83,10 @@ suite('Kernel CodeLenses', () => {
 
   test('a @triton.jit function gets a lens, its launcher does not', async () => {
     assert.deepEqual(await lensTitles(path.join(dir, 'softmax.py')), ['KernelEvolve: Evolve softmax_kernel']);
+  });
+
+  test('a Triton kernel and its launcher: Evolve over the kernel only; "Write a kernel" only over an operator that has none, naming it', async () => {
+    assert.deepEqual(await lensTitles(path.join(dir, 'row_softmax.py')), ['KernelEvolve: Evolve row_softmax_kernel', 'KernelEvolve: Write a kernel for log_softmax']);
   });
 
   test('a CUDA file: the __global__ kernel and the extern "C" launcher, not the __device__ helper', async () => {

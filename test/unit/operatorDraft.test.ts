@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findOperators } from '../../src/engine/operatorSource';
+import { findOperators, pythonKernelNames } from '../../src/engine/operatorSource';
 import { draftProblem, inputsFromCallSites, parseShapeText, problemOrigin } from '../../src/engine/problemDraft';
 import { isKernelBenchProblem } from '../../src/engine/kernelBenchProblem';
 import { planOperatorAccept } from '../../src/extension/operatorAccept';
@@ -48,6 +48,40 @@ describe('PyTorch operators in a Python file', () => {
     expect(gelu.params).toEqual([{ name: 'x', annotation: 'torch.Tensor' }, { name: 'scale', annotation: 'float', defaultText: '0.5' }]);
     expect(ops[1].params.map((p) => p.name)).toEqual(['x']);
     expect(ops[1].initParams.map((p) => p.name)).toEqual(['dim', 'eps']);
+  });
+
+  it('offers no kernel for a Triton kernel, nor for a launcher of one; an operator beside them still gets one', () => {
+    const TRITON = `import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 1024}, num_warps=4)],
+    key=["n_cols"],
+)
+@triton.jit
+def softmax_kernel(out_ptr, in_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x = tl.load(in_ptr + row * n_cols + tl.arange(0, BLOCK), mask=tl.arange(0, BLOCK) < n_cols, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * n_cols + tl.arange(0, BLOCK), e / tl.sum(e, axis=0), mask=tl.arange(0, BLOCK) < n_cols)
+
+
+def softmax(x: torch.Tensor) -> torch.Tensor:
+    y = torch.empty_like(x)
+    softmax_kernel[lambda meta: (x.shape[0],)](y, x, x.shape[1])
+    return y
+
+
+@torch.jit.script
+def log_softmax(x: torch.Tensor) -> torch.Tensor:
+    return torch.log(torch.softmax(x, dim=-1))
+`;
+    expect(pythonKernelNames(TRITON)).toEqual(['softmax_kernel']);
+    // the kernel (tl.exp, tl.max, tl.sum read like tensor calls) and its launcher have a kernel already; a
+    // TorchScript function is still an operator in PyTorch
+    expect(findOperators(TRITON).map((o) => o.name)).toEqual(['log_softmax']);
   });
 
   it('reads inputs from call sites: tensors with sizes and dtype, scalars, a module called through its instance', () => {

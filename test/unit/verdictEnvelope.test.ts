@@ -6,7 +6,7 @@ import { MalformedAnswerError, parseJobAnswer, parseVerdict } from '../../src/co
 import { verdictFromAnswer } from '../../src/remote/harnessJob';
 
 const ok = { status: 'ok', reason: 'Correct on 2 shape(s).', speedup: 1.5,
-  shapes: [{ shape: { n: 4 }, baseline_ms: 2, candidate_ms: 1, speedup: 2 }], timing: { lock: true, lock_held: [1, 2] } };
+  shapes: [{ shape: { n: 4 }, baseline_ms: 2, candidate_ms: 1, speedup: 2 }], timing: { lock: true, lock_held: [[1, 2]] } };
 const envelope = (fields: Record<string, unknown>) => ({ envelope: 1, node: 'box', device: '0', lock: '/tmp/kernelevolve-locks/gpu-0.lock', elapsed_ms: 1234, ...fields });
 
 describe('the job runner envelope', () => {
@@ -16,6 +16,14 @@ describe('the job runner envelope', () => {
       expect(parseJobAnswer(answer)).toEqual({ outcome: 'verdict', verdict: ok, node: 'box', device: '0',
         lock: '/tmp/kernelevolve-locks/gpu-0.lock', elapsedMs: 1234 });
     }
+  });
+
+  it('reads the machine that judged it, as check-host names it, into the placement', () => {
+    const machine = { cpu: 'AMD EPYC 7763 64-Core Processor (128 cores)', gpu: 'NVIDIA H200' };
+    expect(verdictFromAnswer(envelope({ outcome: 'verdict', verdict: ok, machine }), 'gpu-box').placement?.machine).toEqual(machine);
+    expect(verdictFromAnswer(envelope({ outcome: 'verdict', verdict: ok, machine: { cpu: 'AMD EPYC (2 cores)', gpu: 7 } }), 'h').placement?.machine)
+      .toEqual({ cpu: 'AMD EPYC (2 cores)' });
+    expect(verdictFromAnswer(envelope({ outcome: 'verdict', verdict: ok, machine: 'box' }), 'h').placement).not.toHaveProperty('machine');
   });
 
   it('gives a host the verdict with its placement, or the error it must raise', () => {

@@ -178,7 +178,9 @@ describe('PanelApp', () => {
 
   it('shows a failed run\'s whole reason, offers no Resume, and leaves no engine news from before the end', () => {
     const reason = 'Importing bias_gelu_kernel_spec.py failed: ModuleNotFoundError: No module named \'torch\'. This kernel needs a GPU host.';
-    const failed: RunView = { ...run(1), status: 'failed', reason, candidates: [row(0, { state: 'not judged', status: undefined, speedup: undefined })], log: [{ level: 'info', message: 'Judging c0019 (2.88x) once more to confirm its speedup.', at: 1 }] };
+    // the baseline's row as RunState closes it when its evaluation failed: "failed", the reason on hover
+    const failed: RunView = { ...run(1), status: 'failed', reason, failedCandidate: 'c0000',
+      candidates: [row(0, { state: 'failed', status: undefined, speedup: undefined, reason })], log: [{ level: 'info', message: 'Judging c0019 (2.88x) once more to confirm its speedup.', at: 1 }] };
     notify('state/snapshot', { runs: [failed], selectedRunId: 'r1', run: failed });
     const failure = root.querySelector<HTMLElement>('[data-testid="run-failure"]')!;
     expect(failure.textContent).toBe(reason);
@@ -186,7 +188,8 @@ describe('PanelApp', () => {
     expect(root.querySelector('[data-testid="resume-run"]')).toBeNull();
     expect(root.querySelector('.last-log')).toBeNull();
     runFrames();
-    expect(tableRows()[0].querySelector('.col-status')!.textContent).toBe('not judged');
+    const status = tableRows()[0].querySelector<HTMLElement>('.col-status')!;
+    expect([status.textContent, status.className, tableRows()[0].title]).toEqual(['failed', 'cell col-status status-failed', reason]);
   });
 
   it('orders confirmed candidates first and marks a figure measured once as unconfirmed', () => {

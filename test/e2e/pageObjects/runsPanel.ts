@@ -5,6 +5,8 @@ export interface CandidateRowView {
   id: string;
   status: string;
   cells: string[];
+  /** The row's hover text: the verdict's reason, or why it was not judged. */
+  title: string;
 }
 
 export class RunsPanel {
@@ -41,6 +43,7 @@ export class RunsPanel {
       id: (e as HTMLElement).dataset.id ?? '',
       status: (e as HTMLElement).dataset.status ?? '',
       cells: Array.from(e.children).map((c) => c.textContent ?? ''),
+      title: (e as HTMLElement).title,
     })));
   }
 
@@ -55,6 +58,15 @@ export class RunsPanel {
       await this.page.waitForTimeout(500);
     }
     throw new Error(`Only ${last.length} candidate rows appeared: ${JSON.stringify(last)}`);
+  }
+
+  /** The rows of "Winners by hardware": the hardware as shown, and the winner's figure. */
+  async hardwareWinners(): Promise<{ hardware: string; speedup: string }[]> {
+    const f = await this.frame();
+    return f.locator('[data-testid="hardware-winner"]').evaluateAll((els) => els.map((e) => ({
+      hardware: e.children[0]?.textContent ?? '',
+      speedup: e.children[1]?.textContent ?? '',
+    })));
   }
 
   async runStatus(): Promise<string> {
@@ -81,6 +93,13 @@ export class RunsPanel {
     await f.locator(`[data-testid="candidate-row"][data-id="${id}"]`).click();
     await f.locator(`[data-testid="candidate-details"][data-id="${id}"]`).waitFor({ timeout: 30_000 });
     return f;
+  }
+
+  /** The selected candidate's status badge and verdict text, as its details show them. */
+  async details(): Promise<{ status: string; verdict: string }> {
+    const f = await this.frame();
+    const d = f.locator('[data-testid="candidate-details"]');
+    return { status: (await d.locator('vscode-badge').first().innerText()).trim(), verdict: await f.locator('[data-testid="verdict"]').innerText() };
   }
 
   async showBest(): Promise<string> {

@@ -5,7 +5,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { EvaluationJob, Evaluator, PoolVerdict } from '../../../src/contract/job';
 import { EvolutionRun } from '../../../src/engine/evolutionRun';
+import type { Operator, ProposalBatch } from '../../../src/engine/operator';
+import { formatCandidateSpeedup } from '../../../src/runModel';
+import { rowOf } from '../../../src/extension/runState';
 import { deviceDispatch, hardwareWinners } from '../../../src/engine/hardwareWinners';
 import type { KnobValues } from '../../../src/engine/knobs';
 import { RunStore } from '../../../src/engine/runStore';
@@ -83,4 +87,67 @@ describe('winners per hardware', () => {
     const [w] = hardwareWinners(root, { ...spec, kernel: 'hand_kernel' });
     expect(w).toMatchObject({ hardware: 'nvidia-l4', candidateId: 'c0004', speedup: 1.5, interval: [1.42, 1.61], confirmed: true, knobs: { num_warps: 8 } });
   });
+
+  it('gives a confirmed winner the figure and interval the editor gives it (its row and lens): the evaluations after it was picked', async () => {
+    // Each program's evaluations in turn, with the interval each measured: the leader's ranking evaluations (the
+    // first two) differ from the three its figure comes from, so scoring all of them gives another interval.
+    const measured: Record<string, Array<[number, number, number]>> = {
+      baseline: [[1, 1, 1]],
+      fast: [[2.9, 2.8, 3.0], [2.8, 2.7, 2.9], [2.69, 2.6, 2.78], [2.7, 2.64, 2.76], [2.68, 2.6, 2.77]],
+      slow: [[1.6, 1.55, 1.65], [1.5, 1.45, 1.55]],
+    };
+    const seen = new Map<string, number>();
+    const evaluator: Evaluator = {
+      totalSlots: 1,
+      async evaluate(job: EvaluationJob): Promise<PoolVerdict> {
+        const name = /^(\w+)_RUN = 1$/m.exec(job.candidateSource)?.[1] ?? 'baseline';
+        const n = seen.get(name) ?? 0;
+        seen.set(name, n + 1);
+        const [speedup, lo, hi] = measured[name][Math.min(n, measured[name].length - 1)];
+        return { status: 'ok', reason: 'Correct.', speedup, speedup_interval: [lo, hi], host: 'local' };
+      },
+    };
+    const names = ['fast', 'slow'];
+    const operator: Operator = {
+      name: 'list',
+      async propose(): Promise<ProposalBatch> {
+        const name = names.shift();
+        return name ? { proposals: [{ source: `${TRITON_MATMUL}${name}_RUN = 1\n`, parents: ['c0000'], operator: 'list', rationale: name }] } : { proposals: [], exhausted: true };
+      },
+    };
+    const figured = { ...spec, kernel: 'figured_kernel' };
+    const store = RunStore.create({ spec: figured, options: {}, hosts: [{ name: 'local', slots: 1 }], out: path.join(root, 'run-figured') });
+    const run = new EvolutionRun({ runId: store.runId, runDir: store.runDir, spec: figured, baselineSource: TRITON_MATMUL, operators: [operator],
+      evaluator, limits: { budget: 2 } });
+    run.on(store.listener);
+    const summary = await run.run();
+    const live = run.candidates.find((c) => c.rationale === 'fast')!;
+    expect(summary.best?.id).toBe(live.id);
+    expect(live.figureFrom).toBeGreaterThan(0);
+    const [w] = hardwareWinners(root, figured);
+    const shown = `${w.speedup.toFixed(2)}x${w.interval ? ` (${w.interval[0].toFixed(2)}-${w.interval[1].toFixed(2)})` : ''}${w.confirmed ? ' confirmed' : ''}`;
+    // the editor's figure while the run is on screen, and after a reload (the run read back from its store)
+    expect(shown).toBe(formatCandidateSpeedup(rowOf(live)));
+    expect(shown).toBe(formatCandidateSpeedup(rowOf(RunStore.load(store.runDir).candidates.find((c) => c.id === live.id)!)));
+    expect(w).toMatchObject({ candidateId: live.id, speedup: rowOf(live).speedup, interval: rowOf(live).interval, confirmed: true });
+  });
+
+  it('names a host without configured hardware by the machine that judged it: the CPU for a C++ kernel, the GPU for Triton', () => {
+    const machine = { cpu: 'AMD EPYC 7763 64-Core Processor (128 cores)', gpu: 'NVIDIA H200' };
+    const stored = (name: string, backend: 'cpp' | 'triton', kernel: string) => {
+      const dir = path.join(root, name);
+      fs.mkdirSync(path.join(dir, 'candidates'), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ format: 1, runId: name, createdAt: '', updatedAt: '2026-12-01T10:00:00Z', status: 'finished',
+        spec: { ...spec, backend, kernel }, options: {}, hosts: [{ name: 'local', slots: 1 }], best: { id: 'c0002', speedup: 1.3, operator: 'tune', status: 'ok' },
+        counters: { used: 2, evaluated: 3, duplicates: 0, invalid: 0 } }));
+      fs.writeFileSync(path.join(dir, 'candidates', 'c0002.json'), JSON.stringify({ id: 'c0002', operator: 'tune', timings: { proposedAt: 0 } }));
+      fs.writeFileSync(path.join(dir, 'verdicts.jsonl'), JSON.stringify({ id: 'c0002', verdict: { status: 'ok', reason: 'correct', speedup: 1.3 },
+        placement: { host: 'local', machine } }) + '\n');
+    };
+    stored('run-cpu', 'cpp', 'cpu_kernel');
+    stored('run-gpu', 'triton', 'gpu_kernel');
+    expect(hardwareWinners(root, { ...spec, kernel: 'cpu_kernel' }).map((w) => w.hardware)).toEqual(['AMD EPYC 7763 64-Core Processor (128 cores)']);
+    expect(hardwareWinners(root, { ...spec, kernel: 'gpu_kernel' }).map((w) => w.hardware)).toEqual(['NVIDIA H200']);
+  });
 });
+

@@ -203,7 +203,7 @@ describe('a config without the knowledge base\'s starts ("tuneStarts": false)', 
     const config = validateConfig({ hosts: [{ name: 'h200', type: 'local', hardware: 'nvidia-h200' }], tuneStarts: false });
     expect(() => validateConfig({ hosts: [{ name: 'local', type: 'local' }], tuneStarts: 'no' })).toThrow(/"tuneStarts" must be true or false/);
     const draftsOf = async (tuneStarts: boolean) => {
-      const [op] = await createOperators({ spec: matmulSpec, settings: { operators: ['tune'], policy: 'greedy', hosts: [], jobTimeoutS: 60, profile: false },
+      const [op] = await createOperators({ spec: matmulSpec, settings: { operators: ['tune'], policy: 'greedy', hosts: [], jobTimeoutS: 60, profile: false, inputs: 'wide' },
         config: { ...config, tuneStarts }, hardware: 'nvidia-h200', workspaceDir: '/tmp', onEvent: () => undefined });
       const evaluator = new TritonLandscapeEvaluator(TRITON_MATMUL, matmulShapes, outOfSharedMemory, 'nvidia-h200');
       const run = new EvolutionRun({ runId: 'k', runDir: '/tmp/none', spec: matmulSpec, baselineSource: TRITON_MATMUL, operators: [op], evaluator,

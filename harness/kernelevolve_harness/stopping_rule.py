@@ -1,0 +1,128 @@
+"""When one timed pass of a shape has rounds enough: as soon as its paired ratio is known as precisely as the
+fidelity goal needs, never before a floor, always at a ceiling.
+
+The interval is the one the verdict's is built from (ratios.py, "within"): a percentile bootstrap of
+estimate(baseline) / estimate(candidate) over whole rounds, drawn within each buffer set. More rounds narrow it;
+they do not narrow the spread between buffer sets (where a buffer lies in device memory), which the judge adds
+across shapes and answers by timing a shape again in new buffers. So the rule looks at the part rounds can
+change, and the goal is narrower than the verdict's (ratio_goal) to leave room for the other.
+
+Numpy computes the bootstrap (200 resamples of up to a few hundred rounds in about a millisecond): in Python, one
+check cost as long as dozens of rounds, and the worker held the timing lock while it ran.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from .timing_settings import TimingSettings
+
+RESAMPLES = 200
+LEVEL = 0.95
+
+
+@dataclass
+class RuleStats:
+    rounds: int  # rounds kept
+    set_aside: int  # rounds taken and set aside (a launch still being queued when its timing began)
+    timed_s: float  # seconds of timed work kept (both kernels, every call)
+    half_width: Optional[float]  # the last computed relative half-width of the ratio's interval
+    reason: str  # why the pass stopped ("" while it goes on)
+
+
+class StoppingRule:
+    """Feed it each kept round (add_measurement) and each round set aside (add_set_aside); ask is_finished()
+    after each group of rounds. estimator: "median" (GPU) or "lower quartile" (CPU), as the verdict uses."""
+
+    def __init__(self, settings: TimingSettings, estimator: str = "median", goal: Optional[float] = None) -> None:
+        self.s = settings
+        self.goal = settings.round_goal if goal is None else goal
+        self.estimator = estimator
+        self.baseline: List[float] = []
+        self.candidate: List[float] = []
+        self.labels: List[int] = []
+        self.set_aside = 0
+        self.timed_s = 0.0
+        self.half_width: Optional[float] = None
+        self.reason = ""
+        self._checked_at = 0
+
+    def add_measurement(self, baseline_ms: float, candidate_ms: float, buffer_set: int = 0,
+                        timed_s: Optional[float] = None) -> None:
+        """One round: each kernel's time per call, the buffer set both ran in, and the round's seconds of timed
+        work (default: one call of each)."""
+        self.baseline.append(baseline_ms)
+        self.candidate.append(candidate_ms)
+        self.labels.append(buffer_set)
+        self.timed_s += (baseline_ms + candidate_ms) / 1000.0 if timed_s is None else timed_s
+
+    def add_set_aside(self) -> None:
+        self.set_aside += 1
+
+    def is_finished(self) -> bool:
+        self.reason = self._reason()
+        return bool(self.reason)
+
+    def stats(self) -> RuleStats:
+        return RuleStats(len(self.candidate), self.set_aside, self.timed_s, self.half_width, self.reason)
+
+    def _reason(self) -> str:
+        s, kept = self.s, len(self.candidate)
+        if kept + self.set_aside >= 2 * s.ceiling_rounds:
+            return "ceiling: rounds taken"  # bounded even when most rounds are set aside
+        if kept < s.floor_rounds or self.timed_s < s.floor_s:
+            return ""
+        if kept >= s.ceiling_rounds:
+            return "ceiling: rounds"
+        if self.timed_s >= s.ceiling_s:
+            return "ceiling: timed work"
+        if self.goal <= 0:
+            return "floor"
+        # the bootstrap again once a tenth more rounds are in (each check costs about a millisecond)
+        if self.half_width is None or kept - self._checked_at >= max(1, self._checked_at // 10):
+            self._checked_at = kept
+            self.half_width = self.interval_half_width()
+        return "precise" if self.half_width <= self.goal else ""
+
+    def interval_half_width(self) -> float:
+        """The larger distance from the ratio to an end of its bootstrap interval, relative to the ratio."""
+        b = np.asarray(self.baseline, dtype=np.float64)
+        c = np.asarray(self.candidate, dtype=np.float64)
+        labels = np.asarray(self.labels)
+        ratio = _ratio(self._estimate(b[None, :]), self._estimate(c[None, :]))[0]
+        if not (ratio > 0 and np.isfinite(ratio)):
+            return float("inf")
+        rng = np.random.default_rng(len(b))  # seeded by the count alone: the same samples, the same answer
+        picks = []
+        for label in np.unique(labels):  # whole rounds, drawn within each buffer set
+            members = np.flatnonzero(labels == label)
+            picks.append(members[rng.integers(0, len(members), size=(RESAMPLES, len(members)))])
+        idx = np.concatenate(picks, axis=1)
+        ratios = _ratio(self._estimate(b[idx]), self._estimate(c[idx]))
+        tail = (1.0 - LEVEL) / 2
+        lo, hi = np.quantile(ratios, [tail, 1.0 - tail])
+        return float(max(hi / ratio - 1.0, 1.0 - lo / ratio))
+
+    def _estimate(self, rows: np.ndarray) -> np.ndarray:
+        """Each row's median (GPU) or lower quartile (CPU), as ratios.median and ratios.lower_quartile take them,
+        by a partial sort."""
+        n = rows.shape[1]
+        if self.estimator == "median":
+            mid = sorted({(n - 1) // 2, n // 2})
+            part = np.partition(rows, mid, axis=1)
+            return part[:, mid].mean(axis=1)
+        k = (n - 1) // 4
+        return np.partition(rows, k, axis=1)[:, k]
+
+
+def _ratio(b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(c > 0, b / np.where(c > 0, c, 1.0), np.inf)
+
+
+def describe(stats: RuleStats) -> Dict[str, object]:
+    """The rule's account of a pass, for the timing message (diagnostics)."""
+    return {"stop": stats.reason, "half_width": None if stats.half_width is None else round(stats.half_width, 5),
+            "timed_s": round(stats.timed_s, 4)}
