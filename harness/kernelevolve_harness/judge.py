@@ -28,6 +28,7 @@ from .spec import SpecError, read_header
 from .ratios import LEVEL, apart, disagreeing, intervals, lower_quartile, median, shape_estimate, wide
 from .static_c import strip_comments
 from .timing_settings import TimingSettings
+from .verdicts import Verdict, shape_text as _shape_text
 from .worker_limits import worker_limits
 
 LOG_LIMIT = 4000
@@ -64,26 +65,10 @@ class SharedReferenceLost(Exception):
     evaluation is judged again with a reference of its own."""
 
 
-# Every status a verdict can have (the TS side's VERDICT_STATUSES, src/contract/verdict.ts; test_robustness.py
-# checks the two agree). narrow_inputs: right on the spec's inputs, wrong on wider ones (robustness.py).
-STATUSES = ("ok", "static_rejected", "compile_error", "runtime_error", "incorrect", "narrow_inputs", "timeout")
-
-
-class Verdict(Exception):
-    """Raised to end an evaluation with a verdict other than ok."""
-
-    def __init__(self, status: str, reason: str, log: str = "") -> None:
-        assert status in STATUSES, status
-        super().__init__(reason)
-        self.status, self.reason, self.log = status, reason, log
 
 
 def _tail(text: str, limit: int = LOG_LIMIT) -> str:
     return text if len(text) <= limit else "...\n" + text[-limit:]
-
-
-def _shape_text(shape: Dict[str, Any]) -> str:
-    return "{" + ", ".join(f"{k}={v}" for k, v in shape.items()) + "}"
 
 
 class Process:

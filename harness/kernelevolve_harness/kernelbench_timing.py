@@ -17,6 +17,8 @@ import os
 import time
 from typing import Any, Callable, Dict, List
 
+from .verdicts import shape_text as _shape_text
+
 WARMUP = 3
 TRIALS = 100  # num_perf_trials of KernelBench's eval_from_generations.py
 DISCARD_FIRST = 1
@@ -101,10 +103,6 @@ def measure(worker: Any, asked: Dict[str, Any]) -> Dict[str, Any]:
 # --- judge side ----------------------------------------------------------------------------------------------
 def _geomean(xs: List[float]) -> float:
     return math.exp(sum(math.log(max(x, 1e-300)) for x in xs) / len(xs))
-
-
-def _shape_text(shape: Dict[str, Any]) -> str:
-    return "{" + ", ".join(f"{k}={v}" for k, v in shape.items()) + "}"
 
 
 def annotate(verdict: Dict[str, Any], measured: Any, gpu: bool) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .judge import Verdict, _shape_text
+from .verdicts import Verdict, shape_text as _shape_text
 
 OPT_OUT = ("`--inputs problem` judges by the problem's inputs alone, as KernelBench does, for comparisons with "
            "published figures.")

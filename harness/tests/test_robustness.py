@@ -163,7 +163,7 @@ def test_the_harness_and_the_verdict_contract_name_the_same_statuses() -> None:
     import re
 
     from conftest import REPO
-    from kernelevolve_harness.judge import STATUSES
+    from kernelevolve_harness.verdicts import STATUSES
     ts = (REPO / "src" / "contract" / "verdict.ts").read_text()
     block = ts[ts.index("VERDICT_STATUSES = ["):ts.index("] as const")]
     assert tuple(re.findall(r"^\s*'(\w+)',", block, re.M)) == STATUSES
