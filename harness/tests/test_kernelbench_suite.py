@@ -8,29 +8,8 @@ from pathlib import Path
 
 from conftest import EXAMPLES, Harness
 
-# KernelBench's level-1 cumsum (89_cumsum.py) in numpy: `dim` is Model's argument, not a size of the inputs
-CUMSUM = """import numpy as np
-
-batch_size = 64
-input_shape = (300,)
-dim = 1
-
-
-class Model:
-    def __init__(self, dim):
-        self.dim = dim
-
-    def forward(self, x):
-        return np.cumsum(x, axis=self.dim)
-
-
-def get_inputs():
-    return [np.random.rand(batch_size, *input_shape).astype(np.float32)]
-
-
-def get_init_inputs():
-    return [dim]
-"""
+# KernelBench's level-1 cumsum in numpy, `dim` an argument of Model (specs/kernelbench/cumsum_dim_arg.py)
+CUMSUM = (Path(__file__).parent / "specs" / "kernelbench" / "cumsum_dim_arg.py").read_text()
 
 
 def test_an_argument_of_get_init_inputs_is_not_a_shape(harness: Harness, tmp_path: Path) -> None:
@@ -38,10 +17,10 @@ def test_an_argument_of_get_init_inputs_is_not_a_shape(harness: Harness, tmp_pat
     problem.write_text(CUMSUM)
     r = harness.run("inspect", "--spec", str(problem), "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["shapes"] == [{"batch_size": 64}]
+    assert json.loads(r.stdout)["shapes"] == [{"batch_size": 32}]
     v, _ = harness.evaluate(problem, problem, suffix=".py", timeout=180)
     assert v["status"] == "ok", v
-    assert [s["shape"] for s in v["shapes"]] == [{"batch_size": 64}]
+    assert [s["shape"] for s in v["shapes"]] == [{"batch_size": 32}]
     assert "dim" not in v["reason"]
 
 
@@ -55,7 +34,7 @@ def test_a_size_both_functions_read_stays_a_shape(harness: Harness, tmp_path: Pa
                                       "def rows():\n    return batch_size\n\n\ndef get_inputs():\n"
                                       "    return [np.random.rand(rows(), *input_shape)"))
     r = harness.run("inspect", "--spec", str(problem), "--json")
-    assert json.loads(r.stdout)["shapes"] == [{"batch_size": 64}]
+    assert json.loads(r.stdout)["shapes"] == [{"batch_size": 32}]
 
 
 def test_kernelbench_timing_is_reported_beside_the_harness_ratio_on_the_cpu(harness: Harness) -> None:

@@ -13,28 +13,7 @@ import { ScriptedLlmServer, type RecordedRequest } from '../support/scriptedLlmS
 const ROOT = path.resolve(__dirname, '../..');
 const CPU = path.join(ROOT, 'examples/kernelbench/cpu');
 // KernelBench's level-1 cumsum in numpy: `dim` is an argument of Model (get_init_inputs), not a size
-const CUMSUM = `import numpy as np
-
-batch_size = 32
-input_shape = (500,)
-dim = 1
-
-
-class Model:
-    def __init__(self, dim):
-        self.dim = dim
-
-    def forward(self, x):
-        return np.cumsum(x, axis=self.dim)
-
-
-def get_inputs():
-    return [np.random.rand(batch_size, *input_shape).astype(np.float32)]
-
-
-def get_init_inputs():
-    return [dim]
-`;
+const CUMSUM = readFileSync(path.join(ROOT, 'harness/tests/specs/kernelbench/cumsum_dim_arg.py'), 'utf8');
 
 /** A folder laid out as KernelBench's: level subfolders, file names that repeat across levels. */
 function kernelBenchFolder(files: Record<string, string>): string {
