@@ -48,13 +48,23 @@ function npmCli() {
   return found;
 }
 
+/** The machine's npm configuration file (registry, proxy, cafile), as the npm on PATH reads it: npm run by
+ * another Node looks for it under that Node's prefix and would miss it. */
+function globalConfig() {
+  const r = spawnSync('npm', ['config', 'get', 'globalconfig'], { encoding: 'utf8', env: cleanNpmEnv() });
+  const file = r.status === 0 ? r.stdout.trim() : '';
+  return file && existsSync(file) ? file : '';
+}
+
 /**
  * `npm install SPECS` in DIR, run by NODE, with the caller's environment cleaned of an outer npm's variables
- * plus EXTRA. Throws with the command and the end of npm's own output when it fails.
+ * plus EXTRA, and the machine's npm configuration (the outer npm's global npmrc; the user's ~/.npmrc is read
+ * anyway). Throws with the command and the end of npm's own output when it fails.
  */
 export function npmInstall(dir, specs, { node = process.execPath, extraEnv = {}, env = process.env } = {}) {
   if (!existsSync(join(dir, 'package.json'))) writeFileSync(join(dir, 'package.json'), '{"private":true}\n');
-  const args = [npmCli(), 'install', '--no-audit', '--no-fund', '--loglevel=error', ...specs];
+  const config = globalConfig();
+  const args = [npmCli(), 'install', '--no-audit', '--no-fund', '--loglevel=error', ...(config ? [`--globalconfig=${config}`] : []), ...specs];
   const r = spawnSync(node, args, { cwd: dir, env: { ...cleanNpmEnv(env), ...extraEnv }, encoding: 'utf8', maxBuffer: 64 << 20 });
   if (r.status !== 0) {
     const output = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n').slice(-40).join('\n');
