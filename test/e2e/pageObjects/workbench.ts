@@ -30,7 +30,6 @@ export class Workbench {
   /** Opens a workspace file through Quick Open (Ctrl+P). The first file search of a window can take minutes on a
    *  busy machine (it waits for the extension host): Quick Open is asked again until the file is listed. */
   async openFile(relativePath: string, timeoutMs = 300_000): Promise<KernelEditor> {
-    const input = this.page.locator('.quick-input-widget input');
     const parts = relativePath.split('/');
     const name = parts.pop()!;
     // The row of the workspace file (its folder is in the description), not a recently opened virtual
@@ -39,9 +38,7 @@ export class Workbench {
     if (parts.length) row = row.filter({ hasText: parts.join('/') });
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      await this.page.keyboard.press('Control+P');
-      await input.waitFor({ state: 'visible' });
-      await input.fill(relativePath);
+      await this.quickOpen(relativePath);
       try {
         await row.first().waitFor({ timeout: 30_000 });
         break;
@@ -60,10 +57,25 @@ export class Workbench {
         return new KernelEditor(this.page, name);
       } catch (e) {
         if (attempt === 3) throw e;
-        await this.page.keyboard.press('Control+P');
-        await input.waitFor({ state: 'visible' });
-        await input.fill(relativePath);
+        await this.quickOpen(relativePath);
         await row.first().waitFor({ timeout: 30_000 });
+      }
+    }
+  }
+
+  /** Quick Open (Ctrl+P) with TEXT typed in. On a busy machine a file that finishes opening late takes the focus
+   *  and closes Quick Open under the typing: it is opened again until the text is in. */
+  private async quickOpen(text: string): Promise<void> {
+    const input = this.page.locator('.quick-input-widget input');
+    for (let attempt = 1; ; attempt++) {
+      await this.page.keyboard.press('Control+P');
+      try {
+        await input.waitFor({ state: 'visible', timeout: 10_000 });
+        await input.fill(text, { timeout: 10_000 });
+        return;
+      } catch (e) {
+        if (attempt === 5) throw e;
+        await this.page.keyboard.press('Escape');
       }
     }
   }
