@@ -23,27 +23,11 @@ CANDIDATE = EXAMPLES / "kernelbench" / "cpu" / "candidates" / "relu_scale.py"
 ROWS, COLS = 512, 4096  # x and the output: 8 MiB each
 X = ROWS * COLS * 4
 
-PROBLEM = f"""import numpy as np
-
-batch_size = {ROWS}
-dim = {COLS}
-
-
-class Model:
-    def __init__(self, dim):
-        self.weight = np.random.rand(dim).astype(np.float32)
-
-    def forward(self, x):
-        return np.maximum(x, 0) * self.weight
-
-
-def get_inputs():
-    return [np.random.randn(batch_size, dim).astype(np.float32)]
-
-
-def get_init_inputs():
-    return [dim]
-"""
+# The ReLU-and-scale example problem (examples/kernelbench/cpu/relu_scale.py) at one size of ROWS x COLS
+PROBLEM = (EXAMPLES / "kernelbench" / "cpu" / "relu_scale.py").read_text() \
+    .replace("batch_size = 16\n", f"batch_size = {ROWS}\n").replace("dim = 1000\n", f"dim = {COLS}\n") \
+    .replace('SHAPES = [{"batch_size": 16, "dim": 1000}, {"batch_size": 7, "dim": 4099}]\n', "")
+assert f"batch_size = {ROWS}" in PROBLEM and "SHAPES" not in PROBLEM
 
 
 # --- the arithmetic ----------------------------------------------------------------------------------------
