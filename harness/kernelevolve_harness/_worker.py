@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import numpy as np
 
 from . import arrays as A
+from . import device_outputs as D
 from . import kernelbench_timing
 from . import memory_plan as M
 from .backends import get_backend
@@ -93,6 +94,22 @@ class Worker:
             dtypes.append(name)
         return blobs, dtypes
 
+    def send_outputs(self, kind: str, outs: List[Any], **fields: Any) -> None:
+        """A message carrying one call's outputs (fields: what the call was): as .npy blobs, or where they are
+        (device_outputs.py): shared with the reference process, which compares them on their device for the
+        judge; this waits until the judge says they were compared, then lets go of them."""
+        threshold = self.cfg.get("share_bytes")
+        if D.shareable(outs, threshold if isinstance(threshold, int) else None):
+            described, keep = D.share(outs)
+            self.send(kind, [], shared=described, dtypes=[d["dtype_name"] for d in described], **fields)
+            reply = self.recv()  # what was shared stays alive (keep) until then
+            if reply.get("type") != "compared":
+                raise RuntimeError(f"the judge sent {reply.get('type')!r} where 'compared' was expected")
+            del keep
+            return
+        blobs, dtypes = self.pack_outputs(outs)
+        self.send(kind, blobs, dtypes=dtypes, **fields)
+
     def arg_digests(self, args: List[Any], every: bool = False) -> List[Optional[str]]:
         """Fingerprints of the array arguments that must come back unchanged (all of them with every=True);
         None for the rest, which the judge does not compare."""
@@ -126,6 +143,8 @@ class ReferenceWorker(Worker):
             return None
         self.outputs = list(info.outputs or [])
         self.inplace = list(info.inplace)
+        self.tolerance = dict(info.tolerance or {})
+        self.expected: Optional[Tuple[Any, ...]] = None  # the last expected outputs kept on the device (serve_on_device)
         try:
             kb = self.backend.load(self.cfg["baseline_artifact"], info.kernel)
         except Exception as e:
@@ -142,7 +161,7 @@ class ReferenceWorker(Worker):
             return None
         M.release(self.backend.gpu, getattr(self, "set_bytes", 0))
         ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace,
-                 "output_bytes": getattr(self, "output_bytes", 0)}
+                 "output_bytes": getattr(self, "output_bytes", 0), "shareable": getattr(self, "shareable", False)}
         self.send("ready", compiled=self.backend.compiled_since(cached), **ready)
         return ready
 
@@ -154,13 +173,14 @@ class ReferenceWorker(Worker):
         """Runs the baseline once: infers OUTPUTS when the spec does not give them, and checks that the baseline
         leaves every other argument unchanged (else the spec must declare it in INPLACE)."""
         where = os.path.basename(self.cfg["spec"])
+        other = self.layout_of_another_draw(where)  # drawn and let go first: one set in memory at a time
         try:
             args = self.make_inputs(0, 12345, 1.0)
         except Exception as e:
             raise SpecError(f"{where}: inputs({self.shapes[0]}, seed) failed: {type(e).__name__}: {e}.")
         if not any(A.leaves(a) for a in args):
             raise SpecError(f"{where}: inputs() returned no arrays; it must return the kernel's arguments as a tuple.")
-        self.check_layout(where, args)
+        self.check_layout(where, args, other)
         before = self.arg_digests(args, every=True)
         try:
             result = self.spec.launch(self.kb, *args)
@@ -180,7 +200,9 @@ class ReferenceWorker(Worker):
                 raise SpecError(f"{where}: the baseline changes argument {j}, which is not in OUTPUTS or INPLACE; "
                                 f"add {j} to OUTPUTS (written only) or INPLACE (read and written).")
         self.refuse_if_too_large(args, outs)
-        self.output_bytes = M.array_bytes(self.result_outputs(result, args))  # the judge asks ahead by this
+        returned = self.result_outputs(result, args)
+        self.output_bytes = M.array_bytes(returned)  # the judge asks ahead by this
+        self.shareable = D.shareable(returned, 0)  # torch tensors: they can be compared where they are
 
     def refuse_if_too_large(self, args: List[Any], outs: List[Any]) -> None:
         """A problem that cannot be judged on this device even with one buffer set is refused here, before the
@@ -194,14 +216,18 @@ class ReferenceWorker(Worker):
         if why:
             raise SpecError(why)
 
-    def check_layout(self, where: str, args: List[Any]) -> None:
-        """Every set of inputs of a shape must fit the same buffers: the timed calls move each one into buffers
-        made for the first (the values beside the arrays travel with their set)."""
+    def layout_of_another_draw(self, where: str) -> List[Any]:
         try:
             other = self.make_inputs(0, 12346, 1.0)
         except Exception as e:
             raise SpecError(f"{where}: inputs({self.shapes[0]}, seed) failed: {type(e).__name__}: {e}.")
-        if len(other) != len(args) or [A.layout(a) for a in args] != [A.layout(a) for a in other]:
+        return [A.layout(a) for a in other]
+
+    def check_layout(self, where: str, args: List[Any], other: List[Any]) -> None:
+        """Every set of inputs of a shape must fit the same buffers: the timed calls move each one into buffers
+        made for the first (the values beside the arrays travel with their set). `other`: the layout of another
+        seed's draw."""
+        if len(other) != len(args) or [A.layout(a) for a in args] != other:
             raise SpecError(f"{where}: inputs() returned arrays of different count, shape or dtype for two seeds of "
                             f"shape {self.shapes[0]}; let the seed change only the values.")
 
@@ -219,6 +245,9 @@ class ReferenceWorker(Worker):
                                 f"{type(e).__name__}: {e}.")
 
     def serve(self, req: Dict[str, Any]) -> None:
+        if req.get("compare") is not None or req.get("headers_only"):
+            self.serve_on_device(req)
+            return
         i, seed, factor = req["shape"], req["seed"], req["factor"]
         narrow = wide = ""
         if req.get("wide"):  # the robustness pass: none when no input of this draw is narrow
@@ -245,6 +274,60 @@ class ReferenceWorker(Worker):
                   cpu_s=round(time.process_time(), 3))
         del args, result, outs, blobs
         M.release(self.backend.gpu, getattr(self, "set_bytes", 0))
+
+    def expected_outputs(self, args: List[Any]) -> List[Any]:
+        """The expected outputs for these (pristine) inputs: the spec's reference, else the baseline's launch."""
+        if self.spec_has_reference():
+            return A.as_output_list(self.spec.reference(*args))
+        for j in self.outputs:
+            for leaf in A.leaves(args[j]):
+                A.poison(leaf)
+        result = self.spec.launch(self.kb, *args)
+        self.backend.synchronize()
+        return self.result_outputs(result, args)
+
+    def serve_on_device(self, req: Dict[str, Any]) -> None:
+        """device_outputs.py: the candidate's outputs of one call, shared by its worker, compared here with the
+        expected ones on their device ("compared": None per output that matches, else what is wrong); or
+        (headers_only) what the judge needs to know of an input draw without outputs (its fingerprints, and for the
+        robustness pass whether it is narrow). The last expected outputs stay on the device: the calls of one seed
+        come one after another."""
+        i, seed, factor, is_wide = req["shape"], req["seed"], req["factor"], bool(req.get("wide"))
+        which = (i, seed, factor, is_wide)
+        kept = self.expected if self.expected is not None and self.expected[0] == which else None
+        if kept is None:
+            self.expected = None  # the last expected outputs go before the next are made
+            narrow = wide = ""
+            if is_wide:
+                args, narrow, wide = self.wide_inputs(i, seed)
+            else:
+                args = self.make_inputs(i, seed, factor)
+            digests = self.arg_digests(args)
+            if req.get("headers_only") or (is_wide and not narrow):
+                self.send("ref", [], key=req["key"], digests=digests, dtypes=[], narrow=narrow, wide=wide)
+                return
+            outs = self.expected_outputs(args)
+            del args
+            kept = self.expected = (which, outs, digests, narrow, wide)
+        _, outs, digests, narrow, wide = kept
+        if req.get("headers_only"):
+            self.send("ref", [], key=req["key"], digests=digests, dtypes=[A.dtype_name(o) for o in outs],
+                      narrow=narrow, wide=wide)
+            return
+        shared = req["compare"].get("outputs") or []
+        dtypes = req["compare"].get("dtypes") or []
+        compared: List[Optional[str]] = []
+        if len(shared) == len(outs) and len(dtypes) == len(outs):
+            for k, (d, ref) in enumerate(zip(shared, outs)):
+                cand = D.open_shared(d)
+                try:
+                    compared.append(D.compare(k, cand, str(dtypes[k]), ref, self.tolerance, is_wide))
+                finally:
+                    del cand
+                if compared[-1]:
+                    break
+        self.send("ref", [], key=req["key"], digests=digests, dtypes=[A.dtype_name(o) for o in outs],
+                  narrow=narrow, wide=wide, count=len(outs), compared=compared, cpu_s=round(time.process_time(), 3))
 
     def spec_has_reference(self) -> bool:
         return callable(getattr(self.spec, "reference", None))
@@ -489,13 +572,12 @@ class CandidateWorker(Worker):
                     if rep == 0 and seed == self.cfg["seeds"][0]:
                         self.returned_bytes[i] = M.new_output_bytes(outs, gargs)
                         self.set_bytes[i] = M.array_bytes(args) + self.returned_bytes[i]
-                    blobs, dtypes = self.pack_outputs(outs)
-                    self.send("call", blobs, phase="correct", shape=i, seed=seed, factor=1.0, rep=rep,
-                              guard=self.guard_damage(guards), leftovers=self.leftovers(),
-                              digests=self.arg_digests(gargs), dtypes=dtypes)
+                    self.send_outputs("call", outs, phase="correct", shape=i, seed=seed, factor=1.0, rep=rep,
+                                      guard=self.guard_damage(guards), leftovers=self.leftovers(),
+                                      digests=self.arg_digests(gargs))
                     # this call's arrays go before the next call's are made: one set of each at a time (the second
                     # run's buffers stay for the call on the same buffers)
-                    del result, outs, blobs
+                    del result, outs
                     if rep == 0:
                         del gargs, guards
                 if n + 1 < len(seeds):
@@ -516,9 +598,9 @@ class CandidateWorker(Worker):
         self.send("calling", shape=i, seed=seed, rep=0)
         result = self.spec.launch(self.kc, *gargs)
         self.backend.synchronize()
-        blobs, dtypes = self.pack_outputs(self.result_outputs(result, gargs))
-        self.send("call", blobs, phase="wide", shape=i, seed=seed, factor=1.0, rep=0, guard=self.guard_damage(guards),
-                  leftovers=self.leftovers(), digests=self.arg_digests(gargs), dtypes=dtypes)
+        self.send_outputs("call", self.result_outputs(result, gargs), phase="wide", shape=i, seed=seed, factor=1.0,
+                          rep=0, guard=self.guard_damage(guards), leftovers=self.leftovers(),
+                          digests=self.arg_digests(gargs))
 
     def same_buffers_call(self, i: int, seed: int, args: List[Any], gargs: List[Any],
                           guards: List[Tuple[int, A.Guard]]) -> None:
@@ -532,10 +614,9 @@ class CandidateWorker(Worker):
         self.send("calling", shape=i, seed=seed, rep=2)
         result = self.spec.launch(self.kc, *gargs)
         self.backend.synchronize()
-        blobs, dtypes = self.pack_outputs(self.result_outputs(result, gargs))
-        self.send("call", blobs, phase="correct", shape=i, seed=seed, factor=1.0, rep=2,
-                  guard=self.guard_damage(guards), leftovers=self.leftovers(), digests=self.arg_digests(gargs),
-                  dtypes=dtypes)
+        self.send_outputs("call", self.result_outputs(result, gargs), phase="correct", shape=i, seed=seed,
+                          factor=1.0, rep=2, guard=self.guard_damage(guards), leftovers=self.leftovers(),
+                          digests=self.arg_digests(gargs))
 
     def watched_call(self, i: int, args: List[Any], gargs: List[Any]) -> Any:
         """The candidate's call with its GPU torch operators recorded; those the baseline's launch does not
@@ -582,8 +663,24 @@ class CandidateWorker(Worker):
 
     def send_kept(self, i: int, entries: List[Kept]) -> None:
         """One message per kept call, each let go once sent: the judge holds one call's outputs at a time."""
+        threshold = self.cfg.get("share_bytes")
         while entries:
             e = entries.pop(0)
+            for o, seal in zip(e.outputs, e.sealed or []):
+                if seal is not None and A.device_digest(o) != seal:
+                    raise RuntimeError(f"the output of a {e.meta.get('what')} call, kept on the device, changed after "
+                                       f"the call: a later kernel wrote outside its buffers")
+            there = D.on_device(e.outputs, threshold if isinstance(threshold, int) else None, self.backend.gpu)
+            if there is not None:
+                described, keep = D.share(there)
+                entry = dict(e.meta, dtypes=[d["dtype_name"] for d in described], digests=e.digests, count=0,
+                             shared=described)
+                self.send("verify", [], shape=i, entries=[entry], cpu_s=round(time.process_time(), 3))
+                reply = self.recv()  # compared on the device: kept until the judge says so
+                if reply.get("type") != "compared":
+                    raise RuntimeError(f"the judge sent {reply.get('type')!r} where 'compared' was expected")
+                del e, keep, there
+                continue
             blobs, dtypes = self.pack_outputs(e.outputs)
             entry = dict(e.meta, dtypes=dtypes, digests=e.digests, count=len(blobs))
             self.send("verify", blobs, shape=i, entries=[entry], cpu_s=round(time.process_time(), 3))

@@ -215,27 +215,45 @@ def device_digest(x: Any) -> str:
     sum(w_i * a_i) and sum((w_i ^ b_i) * c_i) modulo 2^64, where a_i, b_i, c_i come from the word's index (a_i
     and c_i odd). Integer sums are exact, so equal bytes give equal fingerprints in any process, whatever the
     order of the reduction; a change to any one word always changes the first lane (an odd multiplier is
-    invertible modulo 2^64), and changes to several words cancel in both lanes only by chance."""
+    invertible modulo 2^64), and changes to several words cancel in both lanes only by chance.
+
+    Summed DIGEST_WORDS words at a time: the multipliers of the whole array at once took four times its size in
+    temporaries (96 GB for a 17 GB KernelBench input), which ran the device out of memory."""
     t = _torch()
     head = f"{dtype_name(x)}{tuple(x.shape)}"
     n = nbytes(x)
     if n == 0:
         return head
     flat = x.detach().contiguous().reshape(-1).view(t.uint8)
-    pad = (-n) % 8
-    if pad:
-        flat = t.cat([flat, flat.new_zeros(pad)])
-    words = flat.view(t.int64)
-    idx = t.arange(words.numel(), device=words.device, dtype=t.int64)
-    a = idx * _K[0] + _K[1]
-    a.bitwise_or_(1)
+    if flat.storage_offset() % 8:  # a view that does not start on a word: its own copy does
+        flat = flat.clone()
+    whole = n - n % 8
+    lanes = [0, 0]
+    for start in range(0, whole, DIGEST_WORDS * 8):
+        part = flat[start:min(whole, start + DIGEST_WORDS * 8)].view(t.int64)
+        _digest_words(t, part, start // 8, lanes)
+    if n % 8:  # the last bytes, zero-padded to a word
+        tail = t.cat([flat[whole:], flat.new_zeros(8 - n % 8)]).view(t.int64)
+        _digest_words(t, tail, whole // 8, lanes)
+    return f"{head}:{lanes[0] & (2**64 - 1):016x}{lanes[1] & (2**64 - 1):016x}"
+
+
+DIGEST_WORDS = 1 << 24  # 128 MiB of words per step of device_digest (each temporary as large)
+
+
+def _digest_words(t: Any, words: Any, first: int, lanes: List[int]) -> None:
+    """Adds words (int64: the array's words from index `first` on) to the two lanes of device_digest."""
+    def index() -> Any:
+        return t.arange(first, first + words.numel(), device=words.device, dtype=t.int64)
+
+    a = index().mul_(_K[0]).add_(_K[1]).bitwise_or_(1)
     lane1 = (words * a).sum()
-    b = idx * _K[2] + _K[3]
-    c = idx * _K[4] + _K[5]
-    c.bitwise_or_(1)
-    lane2 = ((words ^ b) * c).sum()
+    b = a.copy_(index()).mul_(_K[2]).add_(_K[3])  # a's memory, a no longer needed
+    c = index().mul_(_K[4]).add_(_K[5]).bitwise_or_(1)
+    lane2 = b.bitwise_xor_(words).mul_(c).sum()
     both = t.stack([lane1, lane2]).tolist()
-    return f"{head}:{both[0] & (2**64 - 1):016x}{both[1] & (2**64 - 1):016x}"
+    lanes[0] = (lanes[0] + both[0]) & (2**64 - 1)
+    lanes[1] = (lanes[1] + both[1]) & (2**64 - 1)
 
 
 def npy_parts(a: np.ndarray) -> Tuple[bytes, memoryview]:

@@ -204,6 +204,10 @@ class Judge:
         self.ref_cache: Dict[str, Tuple[Dict[str, Any], List[Any]]] = {}
         self.ref_pending: List[str] = []  # keys asked of the reference process, in the order it answers
         self.ref_queue: List[Tuple[str, int, int, float, bool]] = []  # keys wanted, not asked yet (ref_bytes: too large)
+        self.ref_answers: Dict[str, Dict[str, Any]] = {}  # answers without outputs, by key (_ask_reference)
+        self.ref_headers: Dict[str, Dict[str, Any]] = {}  # reference_header's, by draw
+        self.on_device = False  # outputs compared where they are (device_outputs.py): set once the reference is ready
+        self.share_bytes: Optional[int] = None
         self.ref_bytes = 0  # one answer's outputs, in bytes (0: not known, every key is asked at once)
         self.rng = secrets.SystemRandom()
         self.stage = "compile"
@@ -286,7 +290,7 @@ class Judge:
         self.threads_allowed = threads_allowed
         self.worker.send({"type": "candidate", "candidate_artifact": cand_build.artifact, "seeds": self.seeds,
                           "outputs": self.outputs, "inplace": self.inplace, "threads_allowed": threads_allowed,
-                          "inputs": self.opts.inputs})
+                          "inputs": self.opts.inputs, "share_bytes": self.share_bytes})
         t = time.monotonic()
         self._expect("loaded", "load")
         self._correctness()
@@ -346,6 +350,10 @@ class Judge:
             raise SpecError(f"The reference process failed: {header.get('message', header['type'])}")
         self.ref_outputs = header["outputs"]
         self.ref_bytes = int(header.get("output_bytes") or 0)
+        # device_outputs.py: a GPU's outputs from this size on are compared where they are, by the reference process
+        from . import device_outputs
+        self.share_bytes = device_outputs.share_bytes() if header.get("shareable") else None
+        self.on_device = self.share_bytes is not None and self.ref_bytes >= self.share_bytes
         self.ref_inplace = header["inplace"]
         if header.get("log"):
             self.ref.log_path = header["log"]  # a shared reference logs in its own folder
@@ -361,6 +369,8 @@ class Judge:
         more are asked at a time than PREFETCH_BYTES of outputs hold (at least one). wide: on the robustness pass's
         inputs (wide_inputs.py)."""
         assert self.ref is not None
+        if getattr(self, "on_device", False):
+            return  # compared on the device: an expected output asked ahead would cross to this process for nothing
         for shape, seed, factor in wanted:
             key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
             if key not in self.ref_cache and key not in self.ref_pending and all(q[0] != key for q in self.ref_queue):
@@ -385,26 +395,58 @@ class Judge:
             self.prefetch([(shape, seed, factor)], wide)
             if key not in self.ref_pending:
                 self._ask(first=key)
-            from .arrays import from_npy
-            from .compare import Expected
-            tol = self.info.get("tolerance") or {}
             while key not in self.ref_cache:
-                t = time.monotonic()
-                header, blobs = self._recv(self.ref, "reference")
-                # time spent waiting for the reference process, before and after timing (diagnostics: a shared
-                # reference serves other judges too)
-                wait = "reference_wait_verify_s" if "timing_s" in self.stages else "reference_wait_correctness_s"
-                self.stages[wait] = self.stages.get(wait, 0.0) + time.monotonic() - t
-                if header["type"] == "spec_error":
-                    raise SpecError(header["message"])
-                got = self.ref_pending.pop(0)
-                if header.get("key") != got:
-                    raise SpecError(f"The reference process answered {header.get('key')!r} for {got!r}.")
-                self.ref_bytes = max(self.ref_bytes, sum(len(b) for b in blobs))
-                self.ref_cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol, got.endswith(":wide"))
-                                                for k, b in enumerate(blobs)])
+                self._receive_reference()
                 self._ask(first=key)
         return self.ref_cache[key]
+
+    def _receive_reference(self) -> None:
+        """The reference process's next answer, kept by its key: expected outputs (ref_cache), or an answer
+        without outputs (ref_answers: a comparison made on the device, a draw's fingerprints)."""
+        from .arrays import from_npy
+        from .compare import Expected
+        assert self.ref is not None
+        t = time.monotonic()
+        header, blobs = self._recv(self.ref, "reference")
+        # time spent waiting for the reference process, before and after timing (diagnostics: a shared reference
+        # serves other judges too)
+        wait = "reference_wait_verify_s" if "timing_s" in self.stages else "reference_wait_correctness_s"
+        self.stages[wait] = self.stages.get(wait, 0.0) + time.monotonic() - t
+        if header["type"] == "spec_error":
+            raise SpecError(header["message"])
+        got = self.ref_pending.pop(0)
+        if header.get("key") != got:
+            raise SpecError(f"The reference process answered {header.get('key')!r} for {got!r}.")
+        if "#" in got:  # asked with a question of its own (_ask_reference): no outputs
+            self.ref_answers[got] = header
+            return
+        tol = self.info.get("tolerance") or {}
+        self.ref_bytes = max(self.ref_bytes, sum(len(b) for b in blobs))
+        self.ref_cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol, got.endswith(":wide"))
+                                        for k, b in enumerate(blobs)])
+
+    def _ask_reference(self, shape: int, seed: int, factor: float, wide: bool, question: Dict[str, Any]) -> Dict[str, Any]:
+        """One question to the reference process about (shape, seed, scale) whose answer carries no outputs
+        (device_outputs.py): {"compare": ...} or {"headers_only": True}. Answers come in the order asked."""
+        assert self.ref is not None
+        self.ref_asked = getattr(self, "ref_asked", 0) + 1
+        key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "") + f"#{self.ref_asked}"
+        self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key, "wide": wide,
+                       **question})
+        self.ref_pending.append(key)
+        while key not in self.ref_answers:
+            self._receive_reference()
+        return self.ref_answers.pop(key)
+
+    def reference_header(self, shape: int, seed: int, factor: float, wide: bool = False) -> Dict[str, Any]:
+        """What the reference says of one draw (fingerprints; narrow or not), without its outputs where they are
+        compared on the device."""
+        if not self.on_device:
+            return self.reference(shape, seed, factor, wide)[0]
+        key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
+        if key not in self.ref_headers:
+            self.ref_headers[key] = self._ask_reference(shape, seed, factor, wide, {"headers_only": True})
+        return self.ref_headers[key]
 
     def _forget(self, shape: int, seed: int, factor: float) -> None:
         """Lets go of expected outputs once checked (asked for again, they are computed again): with outputs of
@@ -467,6 +509,9 @@ class Judge:
             raise Verdict("runtime_error", f"On {where}, {header['leftovers']}; kernels must finish their work before returning.")
         if header.get("guard"):
             raise Verdict("incorrect", f"On {where}, the candidate {header['guard']} (an out-of-bounds write, caught by the guard bands).")
+        if header.get("shared") is not None:
+            self._check_on_device(header, shape, seed, factor, where, wide)
+            return []
         ref_header, ref_outs = self.reference(shape, seed, factor, wide)
         digests, ref_digests = header.get("digests") or [], ref_header["digests"]
         for j, (d, rd) in enumerate(zip(digests, ref_digests)):
@@ -479,7 +524,7 @@ class Judge:
         dtypes = header.get("dtypes") or []
         if len(outs) != len(ref_outs):
             raise Verdict("incorrect", f"On {where}, launch returned {len(outs)} output(s), expected {len(ref_outs)}.")
-        if known_good is not None and known_good[1] == dtypes and all(
+        if known_good is not None and known_good[1] == dtypes and len(known_good[0]) == len(outs) and all(
                 same_bytes(a, b) for a, b in zip(known_good[0], outs)):
             return outs
         for k, (c, expected) in enumerate(zip(outs, ref_outs)):
@@ -487,6 +532,33 @@ class Judge:
             if problem:
                 raise Verdict("incorrect", f"Wrong result on {where}: {problem}.")
         return outs
+
+    def _check_on_device(self, header: Dict[str, Any], shape: int, seed: int, factor: float, where: str,
+                         wide: bool) -> None:
+        """A call whose outputs its worker shared (device_outputs.py): the reference process compares them with the
+        expected ones where they are; then the worker may let go of them."""
+        assert self.worker is not None
+        if not self.on_device or not isinstance(header["shared"], list):
+            raise Verdict("runtime_error", "The worker shared its outputs where this evaluation compares them here.")
+        dtypes = header.get("dtypes") or []
+        answer = self._ask_reference(shape, seed, factor, wide, {"compare": {"outputs": header["shared"],
+                                                                             "dtypes": dtypes}})
+        self.worker.send({"type": "compared"})
+        self.stages["compared_on_device"] = self.stages.get("compared_on_device", 0) + 1
+        for j, (d, rd) in enumerate(zip(header.get("digests") or [], answer["digests"])):
+            if rd is not None and j not in self.outputs and j not in self.inplace and d != rd:
+                raise Verdict("incorrect", f"On {where}, the candidate changed argument {j}, an input that must come "
+                                           f"back bitwise unchanged (declare it in INPLACE if the kernel may write it).")
+        count = answer.get("count")
+        if len(header["shared"]) != count:
+            raise Verdict("incorrect", f"On {where}, launch returned {len(header['shared'])} output(s), expected {count}.")
+        compared = answer.get("compared") or []
+        for problem in compared:
+            if problem:
+                raise Verdict("incorrect", f"Wrong result on {where}: {problem}.")
+        if len(compared) != count:
+            raise Verdict("runtime_error", f"On {where}, the reference process compared {len(compared)} of {count} "
+                                           f"outputs on the device.")
 
     def _correctness(self) -> None:
         assert self.worker is not None
@@ -693,8 +765,8 @@ class Judge:
                     offset += v["count"]
                     what = ("fresh inputs in the timed buffers after timing" if v["what"] == "fresh"
                             else f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
-                    self._check_call({"digests": v["digests"], "dtypes": v["dtypes"]}, part, i, v["seed"],
-                                     v["factor"], what)
+                    self._check_call({"digests": v["digests"], "dtypes": v["dtypes"], "shared": v.get("shared")}, part,
+                                     i, v["seed"], v["factor"], what)
                     self._forget(i, v["seed"], v["factor"])
                     left -= 1
                 blobs, part = [], []  # the received outputs go before the next call's arrive

@@ -49,6 +49,9 @@ class Kept:
     meta: Dict[str, Any]
     outputs: List[Any]
     digests: List[Optional[str]]
+    # fingerprints of the outputs kept as copies on the device (None: a host copy), taken with the copy: checked
+    # again before they are compared, since a later kernel of the candidate could reach them
+    sealed: Optional[List[Optional[str]]] = None
 
 
 def rotation_sets(set_bytes: int, wanted: int) -> int:
@@ -186,6 +189,13 @@ class ShapeTiming:
         self.batch = {name: n for name in self.kernels}
         return True
 
+    def _compared_on_device(self, o: Any) -> bool:
+        """An output large enough to be compared where it is (device_outputs.py): kept as a copy on the device
+        (where there is room) rather than a host copy (seconds for a 6.4 GB output, and as much page-locked memory
+        per spot check)."""
+        threshold = self.w.cfg.get("share_bytes")
+        return isinstance(threshold, int) and A.is_torch(o) and o.is_cuda and A.nbytes(o) >= threshold
+
     def _pin(self, outs: List[Any], n: int) -> None:
         """Page-locked host buffers for n copies of each output. A copy into pageable memory made the timed
         section wait for the copy and for the system to map fresh pages (0.16 of 0.6 s per softmax candidate on
@@ -194,7 +204,7 @@ class ShapeTiming:
         try:
             import torch
             for o in outs:
-                if A.is_torch(o) and o.is_cuda:
+                if A.is_torch(o) and o.is_cuda and not self._compared_on_device(o):
                     key = (tuple(o.shape), o.dtype)
                     self.pinned.setdefault(key, []).extend(
                         torch.empty(key[0], dtype=o.dtype, pin_memory=True) for _ in range(n))
@@ -309,9 +319,9 @@ class ShapeTiming:
         result = w.spec.launch(w.kc, *gargs)
         w.backend.synchronize()
         guard = w.guard_damage(guards)
-        fresh = Kept({"seed": self.fresh_seed, "factor": 1.0, "what": "fresh"},
-                     [A.host_copy(o) if A.is_array(o) else o for o in w.result_outputs(result, gargs)],
-                     w.arg_digests(gargs))
+        fresh_outs = [self._host_copy(o, False) for o in w.result_outputs(result, gargs)]
+        fresh = Kept({"seed": self.fresh_seed, "factor": 1.0, "what": "fresh"}, fresh_outs, w.arg_digests(gargs),
+                     _seals(fresh_outs))
         verify = [k.meta for k in self.kept]
         self.kept.append(fresh)
         self.phases["evidence"] = _perf_counter() - t0
@@ -339,12 +349,15 @@ class ShapeTiming:
         could be overwritten by a kernel that writes far outside its buffers."""
         p, f = plan
         outs = [self._host_copy(o, pinned) for o in self.w.result_outputs(result, gargs)]
-        self.kept.append(Kept({"seed": self.pool_seeds[p], "factor": f, "what": what}, outs, self.w.arg_digests(gargs)))
+        self.kept.append(Kept({"seed": self.pool_seeds[p], "factor": f, "what": what}, outs, self.w.arg_digests(gargs),
+                              _seals(outs)))
         self.w.backend.synchronize()  # the copies are made whatever streams the candidate's kernels use
 
     def _host_copy(self, o: Any, pinned: bool) -> Any:
         if not A.is_array(o):
             return o
+        if self._compared_on_device(o) and _device_room(o):
+            return o.clone()  # a copy on the device, for the reference process to compare there
         if pinned and A.is_torch(o) and o.is_cuda:
             free = self.pinned.get((tuple(o.shape), o.dtype))
             if free:
@@ -352,3 +365,28 @@ class ShapeTiming:
                 buf.copy_(o, non_blocking=True)  # made by the synchronization that follows
                 return buf
         return A.host_copy(o)
+
+
+DEVICE_COPY_HEADROOM = 4 << 30  # left free on the device after a kept copy of an output (the reference's work)
+
+
+def _device_room(o: Any) -> bool:
+    """Room on the device for a copy of o: in what is free, and within this evaluation's stated share
+    (memory_plan.MEMORY_ENV) where one is stated."""
+    import torch
+    from .memory_plan import stated_bytes
+    free, _ = torch.cuda.mem_get_info(o.device)
+    unused = torch.cuda.memory_reserved(o.device) - torch.cuda.memory_allocated(o.device)
+    room = free + max(0, unused)
+    stated = stated_bytes()
+    if stated is not None:
+        room = min(room, stated - torch.cuda.memory_allocated(o.device))
+    return room >= A.nbytes(o) + DEVICE_COPY_HEADROOM
+
+
+def _seals(outs: List[Any]) -> Optional[List[Optional[str]]]:
+    """Fingerprints of the outputs kept on the device (Kept.sealed); None when every one is a host copy."""
+    on_device = [A.is_torch(o) and o.is_cuda for o in outs]
+    if not any(on_device):
+        return None
+    return [A.device_digest(o) if there else None for o, there in zip(outs, on_device)]

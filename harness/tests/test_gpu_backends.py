@@ -156,6 +156,26 @@ def test_device_fingerprints_see_every_byte() -> None:
     assert device_digest(torch.empty(0, 3, device="cuda")) == "float32(0, 3)"
 
 
+def test_device_fingerprints_are_summed_a_slice_at_a_time(monkeypatch) -> None:
+    # A 17 GB KernelBench input once took 96 GB of temporaries to fingerprint: the sums go a slice at a time, and
+    # the slices change nothing about the fingerprint (also for a tail shorter than a word, and a view that does
+    # not start on a word). The peak is a few slices, not the array's size times four.
+    from kernelevolve_harness import arrays
+    x = torch.randn(1000, 37, device="cuda")
+    odd = torch.arange(1003, dtype=torch.int8, device="cuda")
+    shifted = torch.randn(1001, device="cuda")[1:]
+    whole = [arrays.device_digest(a) for a in (x, odd, shifted)]
+    monkeypatch.setattr(arrays, "DIGEST_WORDS", 7)
+    assert [arrays.device_digest(a) for a in (x, odd, shifted)] == whole
+    monkeypatch.undo()
+    big = torch.empty(1 << 31, dtype=torch.uint8, device="cuda")  # 2 GiB
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    arrays.device_digest(big)
+    assert torch.cuda.max_memory_allocated() - before <= 5 * arrays.DIGEST_WORDS * 8
+
+
 def test_a_triton_candidate_that_writes_one_element_of_its_input_is_incorrect(harness: Harness, tmp_path) -> None:
     pytest.importorskip("triton")
     src = (SOFTMAX / "softmax.py").read_text()

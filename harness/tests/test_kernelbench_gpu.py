@@ -89,3 +89,35 @@ def test_a_hardsigmoid_without_its_clamp_is_narrow_inputs_on_the_gpu_too(harness
     right = HARDSIGMOID.format(value="tl.minimum(tl.maximum((x + 3.0) / 6.0, 0.0), 1.0)")
     v, _ = harness.evaluate(problem, right, suffix=".py", timeout=600)
     assert v["status"] == "ok", v
+
+
+@pytest.fixture
+def every_output_on_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNELEVOLVE_DEVICE_COMPARE_BYTES", "0")  # device_outputs.py: every call's outputs
+
+
+def test_outputs_compared_on_the_device_judge_as_on_the_host(harness: Harness, every_output_on_device: None) -> None:
+    # the worker shares its outputs by CUDA IPC handle; the reference process compares them where they are
+    v = judge(harness, "l1_softmax", "2_correct.py")
+    assert v["status"] == "ok", v
+    assert v["stages"]["compared_on_device"] >= 2 * 5, v["stages"]
+    wrong = judge(harness, "l1_softmax", "1_wrong_partial.py")
+    assert wrong["status"] == "incorrect" and "Wrong result on shape" in wrong["reason"], wrong
+    assert judge(harness, "l1_rmsnorm", "1_wrong_no_weight.py")["status"] == "incorrect"
+    v, _ = harness.evaluate(KB / "l1_relu.py", KB / "l1_relu.py", timeout=600)
+    assert v["status"] == "ok" and v["stages"]["compared_on_device"] > 0, v
+
+
+def test_a_64_mib_output_is_compared_on_the_device_by_default(harness: Harness) -> None:
+    v, _ = harness.evaluate(KB / "l1_relu.py", KB / "l1_relu.py", timeout=600)  # 4096 x 4096 float32
+    assert v["status"] == "ok", v
+    assert v["stages"].get("compared_on_device", 0) > 0, v["stages"]
+
+
+def test_the_robustness_pass_compared_on_the_device(harness: Harness, every_output_on_device: None) -> None:
+    problem = SPECS / "narrow" / "hardsigmoid_torch.py"
+    v, _ = harness.evaluate(problem, HARDSIGMOID.format(value="(x + 3.0) / 6.0"), suffix=".py", timeout=600)
+    assert v["status"] == "narrow_inputs" and "all in [0, 1)" in v["reason"], v
+    right = HARDSIGMOID.format(value="tl.minimum(tl.maximum((x + 3.0) / 6.0, 0.0), 1.0)")
+    v, _ = harness.evaluate(problem, right, suffix=".py", timeout=600)
+    assert v["status"] == "ok" and v["stages"]["compared_on_device"] > 0, v

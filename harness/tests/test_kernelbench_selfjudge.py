@@ -27,10 +27,12 @@ def test_problems_are_listed_in_kernelbench_order(tmp_path: Path) -> None:
     assert [Path(p).name for p in S.problems(str(tmp_path))] == ["1_D.py", "2_B.py", "10_A.py", "100_C.py"]
 
 
-def test_a_published_hardsigmoid_gets_a_share_that_fits_beside_a_small_problem() -> None:
+def test_a_published_hardsigmoid_gets_eight_sets_and_a_small_problem_still_fits_beside_it() -> None:
+    # eight input/output sets: what the first run on the H200 showed two processes hold at once; the outputs are
+    # compared on the device, so the host holds little
     size = 4 * 4096 * 393216
     gpu, host = S.shares(size, size)
-    assert 40 * GB < gpu < 66 * GB and host > 8 * size  # two fit side by side on an H200's GPU
+    assert gpu >= 8 * 2 * size and host < 2 * size
     small_gpu, _ = S.shares(1 << 20, 1 << 20)
     assert small_gpu == S.FLOOR_GPU
     assert gpu + small_gpu < 0.95 * 139 * GB
@@ -55,7 +57,7 @@ def test_the_scheduler_runs_side_by_side_what_fits_and_the_largest_alone(tmp_pat
     total = 100 * GB
     jobs = [FakeJob("/x/big.py", str(tmp_path), total, GB, True, "shared")]
     jobs += [FakeJob(f"/x/s{k}.py", str(tmp_path), 30 * GB, GB, False, "shared") for k in range(5)]
-    done = S._drain(jobs, 2, total, 100 * GB, str(tmp_path / "lock"), time.monotonic() + 60, 60)
+    done = S._drain(jobs, 2, total, 100 * GB, str(tmp_path / "lock"), time.monotonic() + 60, 60, "/x")
     assert sorted(r["name"] for r in done) == ["big", "s0", "s1", "s2", "s3", "s4"]
     spans = {name: (a, b, stated) for name, a, b, stated in FakeJob.log}
     big = spans["big"]
@@ -75,8 +77,33 @@ def test_the_scheduler_runs_side_by_side_what_fits_and_the_largest_alone(tmp_pat
 
 def test_problems_past_the_deadline_are_reported_not_run(tmp_path: Path) -> None:
     jobs = [FakeJob(f"/x/p{k}.py", str(tmp_path), GB, GB, False, "shared") for k in range(3)]
-    done = S._drain(jobs, 1, 10 * GB, 10 * GB, str(tmp_path / "lock"), time.monotonic() - 1, 60)
+    done = S._drain(jobs, 1, 10 * GB, 10 * GB, str(tmp_path / "lock"), time.monotonic() - 1, 60, "/x")
     assert [r["status"] for r in done] == ["not run"] * 3
+
+
+class OutOfMemoryBesideOthers(FakeJob):
+    """Runs out of memory when judged beside others, and is fine alone."""
+
+    def result(self, killed: bool = False) -> Dict[str, Any]:
+        r = super().result(killed)
+        if self.phase == "shared":
+            r.update(status="runtime_error", reason="CUDA out of memory. Tried to allocate 6.00 GiB", oom=True)
+        return r
+
+
+def test_a_problem_out_of_memory_beside_others_is_judged_again_alone_at_once(tmp_path: Path, monkeypatch) -> None:
+    FakeJob.log = []
+    monkeypatch.setattr(S, "Job", OutOfMemoryBesideOthers)
+    jobs = [OutOfMemoryBesideOthers("/x/big.py", str(tmp_path), 30 * GB, GB, False, "shared")]
+    jobs += [FakeJob(f"/x/s{k}.py", str(tmp_path), 30 * GB, GB, False, "shared") for k in range(3)]
+    done = S._drain(jobs, 2, 100 * GB, 100 * GB, str(tmp_path / "lock"), time.monotonic() + 60, 60, "/x")
+    by = {r["name"]: r for r in done}
+    assert sorted(by) == ["big", "s0", "s1", "s2"] and by["big"]["status"] == "ok", done
+    assert by["big"]["first"]["status"] == "runtime_error" and by["big"]["phase"] == "alone"
+    runs = [(a, b, stated) for name, a, b, stated in FakeJob.log if name == "big"]
+    assert len(runs) == 2 and runs[1][2] is None  # the second alone, with the whole GPU
+    others = [(a, b) for name, a, b, _ in FakeJob.log if name != "big"]
+    assert all(b <= runs[1][0] or a >= runs[1][1] for a, b in others), "a problem ran beside the one judged alone"
 
 
 def test_the_summary_counts_statuses_and_lists_failures_memory_and_the_slowest(tmp_path: Path) -> None:

@@ -79,12 +79,15 @@ def measure(path: str) -> Optional[Tuple[int, int]]:
 
 
 def shares(inputs: int, returned: int) -> Tuple[int, int]:
-    """(GPU bytes, host bytes) one evaluation is given: its memory plan's minimum with room for a pool entry and a
-    round in flight more; on the host, the outputs it keeps for checking (four, pinned), the judge's (a first run's,
-    an expected and a received one) and the reference's copy on its way."""
-    need = M.minimum_bytes(inputs, inputs + returned, returned) + inputs + 2 * returned
-    gpu = max(FLOOR_GPU, need / M.HEADROOM + M.GPU_RESERVE + 2 * GB)
-    host = max(FLOOR_HOST, 8 * returned + inputs + 4 * GB)
+    """(GPU bytes, host bytes) one evaluation is given. On the GPU, what its two processes hold at once at most:
+    the reference's draw and its expected outputs, the worker's pristine inputs, guarded copy, outputs and the
+    last call's buffers, a pool entry and a round in flight, and the timed calls' outputs kept on the device for
+    comparison there (device_outputs.py): eight sets, measured against the first run of level 1 beside others
+    (a 17 GB input once took 96 GB when fingerprinting it made four temporaries of its size). On the host, the
+    outputs that cross to it where they are too small to be compared on the device."""
+    one = inputs + returned
+    gpu = max(FLOOR_GPU, 8 * one + M.GPU_RESERVE + 2 * GB)
+    host = max(FLOOR_HOST, 8 * min(returned, 64 << 20) + 4 * GB)
     return int(gpu), int(host)
 
 
@@ -141,19 +144,19 @@ class Job:
 
 
 def run(folder: str, raw: str, jobs: int, deadline_s: float, per_problem_s: float,
-        shard: Tuple[int, int] = (0, 1)) -> List[Dict[str, Any]]:
+        shard: Tuple[int, int] = (0, 1), only: Optional[List[str]] = None) -> List[Dict[str, Any]]:
     os.makedirs(raw, exist_ok=True)
     total_host = int(_host_available() * 0.8)
     try:
         import torch
         total_gpu = int(torch.cuda.mem_get_info()[1] * 0.95)
-    except ImportError:  # the CPU dry run (numpy problems): the host's memory is the device's
+    except (ImportError, AssertionError, RuntimeError):  # the CPU dry run (numpy problems): the host's memory
         total_gpu = total_host
     lock = os.path.join(raw, "device.lock")
     t0 = time.monotonic()
     queue: List[Job] = []
     for n, path in enumerate(problems(folder)):
-        if n % shard[1] != shard[0]:
+        if n % shard[1] != shard[0] or (only is not None and os.path.basename(path)[:-3] not in only):
             continue
         size = measure(path)
         if size is None:
@@ -164,14 +167,7 @@ def run(folder: str, raw: str, jobs: int, deadline_s: float, per_problem_s: floa
     print(f"{len(queue)} problems measured in {time.monotonic() - t0:.0f} s; GPU {total_gpu / GB:.0f} GB, host "
           f"{total_host / GB:.0f} GB for the evaluations, at most {jobs} at once", flush=True)
     queue.sort(key=lambda j: -j.gpu)  # the largest first: the small ones fill in beside them
-    results = _drain(queue, jobs, total_gpu, total_host, lock, t0 + deadline_s, per_problem_s)
-    # judged again alone, with the whole GPU: what ran out of memory or was refused beside others
-    again = [r for r in results if r.get("oom") and r["phase"] == "shared"]
-    if again:
-        print(f"-- {len(again)} judged again alone: {', '.join(r['name'] for r in again)}", flush=True)
-        retry = [Job(os.path.join(folder, r["name"] + ".py"), raw, total_gpu, total_host, True, "alone") for r in again]
-        redo = {r["name"]: r for r in _drain(retry, 1, total_gpu, total_host, lock, t0 + deadline_s, per_problem_s)}
-        results = [dict(redo[r["name"]], first=_brief(r)) if r["name"] in redo else r for r in results]
+    results = _drain(queue, jobs, total_gpu, total_host, lock, t0 + deadline_s, per_problem_s, folder)
     with open(os.path.join(raw, "results.jsonl"), "w") as f:
         for r in results:
             f.write(json.dumps(r) + "\n")
@@ -190,9 +186,13 @@ def _host_available() -> int:
 
 
 def _drain(queue: List[Job], jobs: int, total_gpu: int, total_host: int, lock: str, deadline: float,
-           per_problem_s: float) -> List[Dict[str, Any]]:
+           per_problem_s: float, folder: str) -> List[Dict[str, Any]]:
+    """Runs the queue, at most `jobs` at once within the memory shares. A problem that ran out of memory (or was
+    refused for memory) beside others is judged again alone, with the whole GPU, as soon as it is seen: next in
+    the queue, the one result kept (with the first try's, as `first`)."""
     running: List[Job] = []
     done: List[Dict[str, Any]] = []
+    firsts: Dict[str, Dict[str, Any]] = {}
     while queue or running:
         if time.monotonic() < deadline:
             for job in list(queue):
@@ -220,8 +220,17 @@ def _drain(queue: List[Job], jobs: int, total_gpu: int, total_host: int, lock: s
                 job.proc.wait()
                 killed = True
             running.remove(job)
-            done.append(job.result(killed))
-            _line(done[-1])
+            r = job.result(killed)
+            if r.get("oom") and job.phase == "shared":
+                print(f"-- {job.name}: out of memory beside others; judged again alone", flush=True)
+                firsts[job.name] = _brief(r)
+                queue.insert(0, Job(os.path.join(folder, job.name + ".py"), job.raw, total_gpu, total_host, True,
+                                    "alone"))
+                continue
+            if job.name in firsts:
+                r["first"] = firsts[job.name]
+            done.append(r)
+            _line(r)
     return done
 
 
@@ -273,6 +282,7 @@ def main(argv: List[str]) -> int:
     p.add_argument("--per-problem", type=float, default=420.0, help="seconds after which a problem is killed")
     p.add_argument("--shard", default="0/1", help="K/N: the problems whose place is K modulo N")
     p.add_argument("--summary", nargs="+", help="print the summary of results.jsonl files together and exit")
+    p.add_argument("--rest", help="a results.jsonl of an earlier call: judge only its problems left 'not run'")
     a = p.parse_args(argv)
     if a.summary:
         results, walls = [], []
@@ -289,7 +299,12 @@ def main(argv: List[str]) -> int:
         p.error("give FOLDER and RAWDIR, or --summary FILE")
     t0 = time.monotonic()
     k, n = (int(x) for x in a.shard.split("/"))
-    results = run(a.folder, a.raw, a.jobs, a.deadline, a.per_problem, (k, n))
+    only = None
+    if a.rest:
+        with open(a.rest) as f:
+            only = [r["name"] for r in (json.loads(line) for line in f if line.strip()) if r.get("status") == "not run"]
+        print(f"-- the rest of {a.rest}: {len(only)} problems", flush=True)
+    results = run(a.folder, a.raw, a.jobs, a.deadline, a.per_problem, (k, n), only)
     print()
     print(summary(results, time.monotonic() - t0))
     return 0

@@ -1,0 +1,119 @@
+"""Outputs compared where they are (device_outputs.py): the candidate's worker shares its outputs with the reference
+process, which compares them with the expected ones there and answers the judge; nothing of the outputs' size
+crosses a pipe. On a GPU the outputs are shared by CUDA IPC handle (test_gpu_backends.py, test_kernelbench_gpu.py);
+here the same path runs with torch on the CPU, the outputs shared through /dev/shm
+(KERNELEVOLVE_SHARE_HOST_TENSORS=1), every call's outputs shared (KERNELEVOLVE_DEVICE_COMPARE_BYTES=0)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from conftest import Harness
+
+torch = pytest.importorskip("torch")
+
+PROBLEM = '''import torch
+import torch.nn as nn
+
+batch_size = 512
+dim = 1001
+SHAPES = [{"batch_size": 512, "dim": 1001}, {"batch_size": 33, "dim": 65}]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x) * 2.0
+
+
+def get_inputs():
+    return [torch.rand(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+MODEL_NEW = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return {body}
+'''
+
+
+@pytest.fixture
+def on_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNELEVOLVE_MODEL_DEVICE", "cpu")
+    monkeypatch.setenv("KERNELEVOLVE_SHARE_HOST_TENSORS", "1")
+    monkeypatch.setenv("KERNELEVOLVE_DEVICE_COMPARE_BYTES", "0")
+
+
+def judge(harness: Harness, body: str, *flags: str) -> dict:
+    problem = harness.tmp / "relu_times_two.py"
+    problem.write_text(PROBLEM)
+    candidate = problem if body == "" else MODEL_NEW.format(body=body)
+    v, _ = harness.evaluate(problem, candidate, *flags, suffix=".py", timeout=240)
+    return v
+
+
+def test_the_problem_judged_against_itself_is_ok_with_every_output_compared_where_it_is(harness: Harness,
+                                                                                        on_device: None) -> None:
+    v = judge(harness, "")
+    assert v["status"] == "ok", v
+    # 2 shapes: 2 seeds x 2 runs + the call on the same buffers, and the timed calls' evidence (the robustness
+    # pass: the draw is in [0, 1), so both shapes are judged on wide inputs too)
+    assert v["stages"]["compared_on_device"] >= 2 * 5 + 2, v["stages"]
+
+
+def test_a_wrong_output_compared_on_the_device_is_incorrect_in_the_usual_words(harness: Harness,
+                                                                              on_device: None) -> None:
+    v = judge(harness, "(x + x.abs()) + 1e-3")  # relu(x) * 2 is x + |x|
+    assert v["status"] == "incorrect", v
+    assert "Wrong result on shape {batch_size=512, dim=1001}" in v["reason"], v
+    assert "elements out of tolerance" in v["reason"] and "rtol=0.0001, atol=0.0001" in v["reason"], v
+
+
+def test_right_only_on_the_problems_inputs_is_narrow_inputs_on_the_device_too(harness: Harness,
+                                                                             on_device: None) -> None:
+    v = judge(harness, "x * 2.0")  # no ReLU: the same wherever x >= 0, and the problem draws x in [0, 1)
+    assert v["status"] == "narrow_inputs", v
+    assert "wrong on signed inputs" in v["reason"] and "output 0 is" in v["reason"], v
+    assert judge(harness, "x * 2.0", "--inputs", "problem")["status"] == "ok"
+
+
+def test_an_output_of_another_dtype_is_named(harness: Harness, on_device: None) -> None:
+    v = judge(harness, "(x + x.abs()).double()")
+    assert v["status"] == "incorrect", v
+    assert "has dtype float64, expected float32" in v["reason"], v
+
+
+def test_the_rule_on_the_device_is_the_judges_rule() -> None:
+    # The same outputs and references through compare.Expected (the judge, on the host) and device_outputs.compare
+    # (the reference process, where the outputs are): the same decision, and the same words when it fails.
+    from kernelevolve_harness import device_outputs
+    from kernelevolve_harness.compare import Expected
+    rng = np.random.default_rng(5)
+    ref = rng.standard_normal((64, 129)).astype(np.float32)
+    cases = {"equal": ref.copy(), "within": ref * (1 + 5e-5), "one off": ref.copy(), "nan": ref.copy(),
+             "scan": np.concatenate([np.zeros((64, 1), np.float32), ref[:, :-1]], axis=1)}
+    cases["one off"][3, 7] += 1e-3
+    cases["nan"][0, 0] = math.nan
+    for wide in (False, True):
+        for name, cand in cases.items():
+            on_host = Expected(ref, "float32", {}, wide=wide).check(0, cand, "float32")
+            there = device_outputs.compare(0, torch.from_numpy(cand), "float32", torch.from_numpy(ref), {}, wide)
+            assert (on_host is None) == (there is None), (name, wide, on_host, there)
+            if on_host is not None:
+                assert there.split(" (error")[0] == on_host.split(" (error")[0], (name, wide, on_host, there)
+    assert "has shape (64, 128), expected (64, 129)" in device_outputs.compare(
+        0, torch.zeros(64, 128), "float32", torch.from_numpy(ref), {}, False)
