@@ -365,6 +365,7 @@ class SharedReference(ReferenceWorker):
             channels: Dict[int, Tuple[Channel, str]] = {first.read_fd: (first, self.nonce)}
             idle_s = float(os.environ.get("KERNELEVOLVE_REFERENCE_IDLE_S", "60"))
             last_used = time.monotonic()
+            held = True
 
             def drop(fd: int) -> None:
                 chan, _ = channels.pop(fd)
@@ -414,6 +415,13 @@ class SharedReference(ReferenceWorker):
                         drop(r)
                 if channels:
                     last_used = time.monotonic()
+                    held = True
+                elif held:
+                    # no judge left: what it kept for them goes back to the device while it waits for the next
+                    # (a suite moves on to another problem, whose evaluations need that memory)
+                    held = False
+                    self.expected = None
+                    M.release(self.backend.gpu, M.LARGE_SET)
         finally:
             shutil.rmtree(home, ignore_errors=True)
 

@@ -49,6 +49,11 @@ def _constants(module: Any) -> Dict[str, Any]:
             if not k.startswith("_") and k.isidentifier() and type(v) in (int, float, bool) and k != "TORCH_COMPILE"}
 
 
+def _out_of_memory(t: Any, e: BaseException) -> bool:
+    oom = getattr(t, "OutOfMemoryError", None)
+    return (oom is not None and isinstance(e, oom)) or "out of memory" in str(e).lower()
+
+
 def _seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % (2**32))
@@ -190,8 +195,12 @@ class ModelProblem:
             try:
                 with t.device(self.device):
                     return list(self.module.get_inputs())
-            except Exception:
-                pass
+            except Exception as e:
+                if _out_of_memory(t, e):
+                    # never drawn on the host instead: the other process of the evaluation drew on the device,
+                    # and the two draws would differ (the judge would see an input changed)
+                    raise
+
         _seed(seed)
         return list(self.module.get_inputs())
 

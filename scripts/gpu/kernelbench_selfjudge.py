@@ -103,6 +103,9 @@ class Job:
         env = dict(os.environ, PYTHONPATH=HARNESS + (os.pathsep + os.environ["PYTHONPATH"]
                                                      if os.environ.get("PYTHONPATH") else ""))
         env.pop(M.MEMORY_ENV, None)
+        # every problem is judged once: a reference process shared with later evaluations of the same problem
+        # would only wait, holding its device memory, while the next problems need it
+        env["KERNELEVOLVE_SHARED_REFERENCE"] = "0"
         if stated:
             env[M.MEMORY_ENV] = str(stated)
         base = os.path.join(self.raw, f"{self.name}.{self.phase}")

@@ -7,6 +7,7 @@
 # atol = rtol = 1e-2 and 1e-4). Prints the table for docs/kernelbench.md.
 # Needs: .external/kernelbench-all/level1/ (bash scripts/kernelbench-problems.sh --all-levels), a GPU with torch.
 # Usage (by scripts/gpu/round.sh): bash scripts/gpu/parts/i24-adversaries.sh RAWDIR   (~5 minutes on one H200)
+#   MODES: the evaluations' --inputs, "wide problem" by default ("wide" alone halves the time)
 set -uo pipefail
 RAW=$1
 mkdir -p "$RAW"
@@ -24,7 +25,7 @@ done
 export PYTHONPATH=harness
 : > "$RAW/ours.jsonl"
 for ((i = 0; i < ${#pairs[@]}; i += 2)); do
-  for inputs in wide problem; do
+  for inputs in ${MODES:-wide problem}; do
     t0=$(date +%s%N)
     line=$(python3 -m kernelevolve_harness evaluate --spec "${pairs[i]}" --candidate "${pairs[i+1]}" --inputs "$inputs" --json 2>> "$RAW/ours.log" | tail -1)
     [ -n "$line" ] || line='{"status": "error", "reason": "evaluate printed nothing (see ours.log)"}'
