@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -175,6 +176,10 @@ def _trace_cpu(judge: "Judge") -> None:
     sys.stderr.write(f"[{time.monotonic() - judge.t0:7.3f}s] judge CPU: {r.ru_utime + r.ru_stime:.2f} s\n")
 
 
+def _import_checks() -> None:
+    from . import arrays, compare  # noqa: F401
+
+
 def defined_symbols(lib: str) -> Optional[List[str]]:
     nm = shutil.which("nm")
     if not nm:
@@ -201,6 +206,7 @@ class Judge:
         self.log = ""
         self.ref: Optional[Process] = None
         self.worker: Optional[Process] = None
+        self.imports: Optional[threading.Thread] = None
         self.ref_cache: Dict[str, Tuple[Dict[str, Any], List[Any]]] = {}
         self.ref_pending: List[str] = []  # keys asked of the reference process, in the order it answers
         self.ref_queue: List[Tuple[str, int, int, float, bool]] = []  # keys wanted, not asked yet (ref_bytes: too large)
@@ -237,6 +243,8 @@ class Judge:
         finally:
             if TRACE:
                 _trace_cpu(self)
+            if self.imports is not None:
+                self.imports.join()  # done before anything else of this process starts a worker (a fork)
             for p in (self.worker, self.ref):
                 if p is not None:
                     p.kill()
@@ -259,6 +267,9 @@ class Judge:
         self.backend.prepare_caches(self.header.path, base_text, self.workdir)
         self.ref = self._start("reference", base_build)
         self.worker = self._start("candidate", base_build)
+        # numpy and the comparison (~80 ms of imports) load while the candidate compiles, not at the first check
+        self.imports = threading.Thread(target=_import_checks, name="import-checks", daemon=True)
+        self.imports.start()
         t = time.monotonic()
         cand_build = self.backend.build(self.opts.candidate, self.workdir, self.timeout("compile"), kernel)
         self.stages["compile_s"] = time.monotonic() - t
@@ -363,54 +374,45 @@ class Judge:
                              f"new cache entries for the baseline\n")
         return header["info"]
 
+    @staticmethod
+    def _key(shape: int, seed: int, factor: float, wide: bool = False) -> str:
+        return f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
+
     def prefetch(self, wanted: List[Tuple[int, int, float]], wide: bool = False) -> None:
         """Asks the reference process for expected outputs ahead of need; it answers in order, computing the
         next while the judge compares the last. Each answer waits in the judge's memory until it is used, so no
-        more are asked at a time than PREFETCH_BYTES of outputs hold (at least one). wide: on the robustness pass's
-        inputs (wide_inputs.py)."""
+        more are asked or held at a time than PREFETCH_BYTES of outputs hold (one more where the judge needs it
+        now). wide: on the robustness pass's inputs (wide_inputs.py)."""
         assert self.ref is not None
         if getattr(self, "on_device", False):
             return  # compared on the device: an expected output asked ahead would cross to this process for nothing
         for shape, seed, factor in wanted:
-            key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
+            key = self._key(shape, seed, factor, wide)
             if key not in self.ref_cache and key not in self.ref_pending and all(q[0] != key for q in self.ref_queue):
                 self.ref_queue.append((key, shape, seed, factor, wide))
         self._ask()
 
     def _ask(self, first: str = "") -> None:
-        """Sends queued requests while the answers outstanding fit PREFETCH_BYTES (`first` goes first)."""
+        """Sends queued requests while the answers outstanding and those received but not yet used fit
+        PREFETCH_BYTES; `first` (the key the judge waits for) goes first, and is sent even past that room when
+        nothing else is outstanding."""
         assert self.ref is not None
         self.ref_queue.sort(key=lambda q: q[0] != first)  # stable: the rest keep their order
-        room = max(1, PREFETCH_BYTES // self.ref_bytes) if self.ref_bytes else len(self.ref_queue)
-        while self.ref_queue and len(self.ref_pending) < room:
+        room = max(1, PREFETCH_BYTES // self.ref_bytes) if self.ref_bytes else len(self.ref_queue) + len(self.ref_cache)
+        while self.ref_queue and (len(self.ref_pending) + len(self.ref_cache) < room
+                                  or (first and self.ref_queue[0][0] == first and not self.ref_pending)):
             key, shape, seed, factor, wide = self.ref_queue.pop(0)
             self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key, "wide": wide})
             self.ref_pending.append(key)
 
-    def reference(self, shape: int, seed: int, factor: float, wide: bool = False) -> Tuple[Dict[str, Any], List[Any]]:
-        """The expected outputs for (shape, seed, input scale), from the clean reference process; cached."""
-        key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
-        if key not in self.ref_cache:
-            assert self.ref is not None
-            self.prefetch([(shape, seed, factor)], wide)
-            if key not in self.ref_pending:
-                self._ask(first=key)
-            while key not in self.ref_cache:
-                self._receive_reference()
-                self._ask(first=key)
-        return self.ref_cache[key]
-
-    def _receive_reference(self) -> None:
-        """The reference process's next answer, kept by its key: expected outputs (ref_cache), or an answer
-        without outputs (ref_answers: a comparison made on the device, a draw's fingerprints)."""
+    def _take_answer(self, wait: str) -> None:
+        """Receives the reference's next answer (for the oldest key asked) into the cache; the seconds waited
+        for it are added to the stage `wait` (diagnostics: a shared reference serves other judges too)."""
+        assert self.ref is not None
         from .arrays import from_npy
         from .compare import Expected
-        assert self.ref is not None
         t = time.monotonic()
         header, blobs = self._recv(self.ref, "reference")
-        # time spent waiting for the reference process, before and after timing (diagnostics: a shared reference
-        # serves other judges too)
-        wait = "reference_wait_verify_s" if "timing_s" in self.stages else "reference_wait_correctness_s"
         self.stages[wait] = self.stages.get(wait, 0.0) + time.monotonic() - t
         if header["type"] == "spec_error":
             raise SpecError(header["message"])
@@ -420,22 +422,46 @@ class Judge:
         if "#" in got:  # asked with a question of its own (_ask_reference): no outputs
             self.ref_answers[got] = header
             return
-        tol = self.info.get("tolerance") or {}
         self.ref_bytes = max(self.ref_bytes, sum(len(b) for b in blobs))
+        tol = self.info.get("tolerance") or {}
         self.ref_cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol, got.endswith(":wide"))
                                         for k, b in enumerate(blobs)])
+
+    def _settle_reference(self) -> None:
+        """Takes every answer asked so far, and asks what else the room allows, until nothing of this judge's is
+        outstanding: called before a timed pass takes the lock, so the reference's work for this evaluation
+        (on the same device) never runs beside its timed rounds."""
+        while self.ref_pending:
+            self._take_answer("reference_wait_timing_s")
+            self._ask()
+
+    def reference(self, shape: int, seed: int, factor: float, wide: bool = False) -> Tuple[Dict[str, Any], List[Any]]:
+        """The expected outputs for (shape, seed, input scale), from the clean reference process; cached."""
+        key = self._key(shape, seed, factor, wide)
+        if key not in self.ref_cache:
+            assert self.ref is not None
+            self.prefetch([(shape, seed, factor)], wide)
+            if key not in self.ref_pending:
+                self._ask(first=key)
+            # time spent waiting for the reference process, before and after timing
+            wait = "reference_wait_verify_s" if "timing_s" in self.stages else "reference_wait_correctness_s"
+            while key not in self.ref_cache:
+                self._take_answer(wait)
+                self._ask(first=key)
+        return self.ref_cache[key]
 
     def _ask_reference(self, shape: int, seed: int, factor: float, wide: bool, question: Dict[str, Any]) -> Dict[str, Any]:
         """One question to the reference process about (shape, seed, scale) whose answer carries no outputs
         (device_outputs.py): {"compare": ...} or {"headers_only": True}. Answers come in the order asked."""
         assert self.ref is not None
         self.ref_asked = getattr(self, "ref_asked", 0) + 1
-        key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "") + f"#{self.ref_asked}"
+        key = self._key(shape, seed, factor, wide) + f"#{self.ref_asked}"
         self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key, "wide": wide,
                        **question})
         self.ref_pending.append(key)
+        wait = "reference_wait_verify_s" if "timing_s" in self.stages else "reference_wait_correctness_s"
         while key not in self.ref_answers:
-            self._receive_reference()
+            self._take_answer(wait)
         return self.ref_answers.pop(key)
 
     def reference_header(self, shape: int, seed: int, factor: float, wide: bool = False) -> Dict[str, Any]:
@@ -443,15 +469,15 @@ class Judge:
         compared on the device."""
         if not self.on_device:
             return self.reference(shape, seed, factor, wide)[0]
-        key = f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
+        key = self._key(shape, seed, factor, wide)
         if key not in self.ref_headers:
             self.ref_headers[key] = self._ask_reference(shape, seed, factor, wide, {"headers_only": True})
         return self.ref_headers[key]
 
-    def _forget(self, shape: int, seed: int, factor: float) -> None:
+    def _forget(self, shape: int, seed: int, factor: float, wide: bool = False) -> None:
         """Lets go of expected outputs once checked (asked for again, they are computed again): with outputs of
         several GB, every one kept would hold the judge's memory (memory_plan.py)."""
-        self.ref_cache.pop(f"{shape}:{seed}:{factor!r}", None)
+        self.ref_cache.pop(self._key(shape, seed, factor, wide), None)
 
     # --- messages ---------------------------------------------------------------------------------------
     def _recv(self, proc: Process, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
@@ -589,6 +615,8 @@ class Judge:
                 if wide:
                     from .robustness import require_every_pass
                     require_every_pass(self, widened)
+                    for i in range(len(self.shapes)):  # checked: the wide expected outputs are not needed again
+                        self._forget(i, self.seeds[0], 1.0, wide=True)
                 return
             if header["type"] != "call":
                 raise Verdict("runtime_error", f"The worker sent {header['type']!r} during correctness checks.")
@@ -634,6 +662,7 @@ class Judge:
         for i in shapes:
             self.current = (i, None)
             self._timing_message("prepared", i)
+            self._settle_reference()
             t = time.monotonic()
             with device_lock(self.opts.lock, held):
                 self.stages["lock_wait_s"] = self.stages.get("lock_wait_s", 0.0) + time.monotonic() - t
@@ -645,6 +674,9 @@ class Judge:
             checked = self._timing_message("checked", i)
             header.update(verify=checked["verify"], fresh=checked["fresh"], phases=checked.get("phases"))
             received[i].append(header)
+            # The inputs of this pass's kept calls are known now: the reference computes their outputs while the
+            # worker prepares the next pass (settled before that pass takes the lock) instead of after the last.
+            self.prefetch([(i, e["seed"], e["factor"]) for e in header["verify"] + [header["fresh"]]])
             self._note_phases(i, header)
             if TRACE:  # wall-clock, to be set beside the lock's holds (test_timing_lock.py)
                 spans = checked.get("spans") or {}
@@ -732,6 +764,7 @@ class Judge:
         self.current = None
         asked = kernelbench_timing.request(self.backend.name)
         if asked:  # KernelBench's eager timing, beside ours: timing too, so under the lock
+            self._settle_reference()
             t = time.monotonic()
             with device_lock(self.opts.lock, held):
                 self.stages["lock_wait_s"] += time.monotonic() - t
@@ -744,8 +777,14 @@ class Judge:
         t = time.monotonic()
         # The device is free again: the worker now sends what it kept (outputs and arguments of timed calls and
         # of the fresh-input call), while the reference process computes the expected outputs for all of it.
-        self.prefetch([(i, e["seed"], e["factor"]) for i, passes in enumerate(received) for h in passes
-                       for e in h["verify"] + [h["fresh"]]])
+        kept = [(i, e["seed"], e["factor"]) for i, passes in enumerate(received) for h in passes
+                for e in h["verify"] + [h["fresh"]]]
+        self.prefetch(kept)
+        # a key kept twice (a CUDA graph refills each buffer set with the same input set every replay) is computed
+        # once and let go after its last check
+        uses: Dict[Tuple[int, int, float], int] = {}
+        for k in kept:
+            uses[k] = uses.get(k, 0) + 1
         for i, passes in enumerate(received):
             for header in passes:
                 if header["fresh"]["guard"]:
@@ -767,7 +806,10 @@ class Judge:
                             else f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
                     self._check_call({"digests": v["digests"], "dtypes": v["dtypes"], "shared": v.get("shared")}, part,
                                      i, v["seed"], v["factor"], what)
-                    self._forget(i, v["seed"], v["factor"])
+                    k = (i, v["seed"], v["factor"])
+                    uses[k] = uses.get(k, 1) - 1
+                    if uses[k] <= 0:
+                        self._forget(*k)
                     left -= 1
                 blobs, part = [], []  # the received outputs go before the next call's arrive
             header = passes[0]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Callable, List, Sequence, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 Estimator = Callable[[Sequence[float]], float]
 # (baseline samples, candidate samples[, buffer set of each round]), index = round
@@ -142,12 +142,10 @@ def _widen(iv: Tuple[float, float], ratio: float, half_log: float) -> Tuple[floa
     return min(iv[0], ratio * math.exp(-half_log)), max(iv[1], ratio * math.exp(half_log))
 
 
-def intervals(shapes: Sequence[Sequence[Pass]], estimate: Estimator,
-              rounds: int = BOOTSTRAP) -> Tuple[List[Tuple[float, float]], Tuple[float, float]]:
-    """Each shape's interval and the geometric mean's: the bootstrap over rounds (the same resamples for both;
-    seeded by nothing but the samples, so a verdict's interval follows from its samples), widened to the spread
-    between clusters where the evaluation has enough of them."""
-    rng = random.Random(repr([[len(p[0]) for p in s] for s in shapes]))
+def _bootstrap_python(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int,
+                      seed: str) -> Tuple[List[List[float]], List[float]]:
+    """Each shape's resampled ratios and the geometric mean's, one resample at a time (any estimator)."""
+    rng = random.Random(seed)
     per_shape: List[List[float]] = [[] for _ in shapes]
     overall: List[float] = []
     for _ in range(rounds):
@@ -160,6 +158,67 @@ def intervals(shapes: Sequence[Sequence[Pass]], estimate: Estimator,
             per_shape[k].append(r)
             logs += _log(r)
         overall.append(math.exp(logs / max(1, len(shapes))))
+    return per_shape, overall
+
+
+def _bootstrap_numpy(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int,
+                     seed: str) -> Optional[Tuple[List[List[float]], List[float]]]:
+    """The same resamples as _bootstrap_python (whole rounds drawn within each cluster, passes combined as
+    `combine` does), every resample at once in numpy; None for an estimator other than median and lower_quartile.
+    In Python, the judge spent 0.1-0.2 s of CPU per call on three shapes of 100-200 rounds, three or four calls an
+    evaluation."""
+    if estimate is not median and estimate is not lower_quartile:
+        return None
+    import hashlib
+    import numpy as np
+
+    def rows_estimate(rows: "np.ndarray") -> "np.ndarray":  # ratios.median / lower_quartile of each row
+        n = rows.shape[1]
+        if estimate is median:
+            mid = sorted({(n - 1) // 2, n // 2})
+            return np.partition(rows, mid, axis=1)[:, mid].mean(axis=1)
+        k = (n - 1) // 4
+        return np.partition(rows, k, axis=1)[:, k]
+
+    def ratio(b: "np.ndarray", c: "np.ndarray") -> "np.ndarray":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(c > 0, b / np.where(c > 0, c, 1.0), np.inf)
+
+    rng = np.random.default_rng(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big"))
+    per_shape: List["np.ndarray"] = []
+    for passes in shapes:
+        if min(len(p[0]) for p in passes) < 2:
+            per_shape.append(np.full(rounds, _ratio(*shape_estimate(passes, estimate))))
+            continue
+        est = []  # each pass's (baseline, candidate) estimates, one per resample
+        for p in passes:
+            rb, rc = [], []
+            for b, c in clusters(p):
+                idx = rng.integers(0, len(b), size=(rounds, len(b)))
+                rb.append(np.asarray(b, dtype=np.float64)[idx])
+                rc.append(np.asarray(c, dtype=np.float64)[idx])
+            est.append((rows_estimate(np.concatenate(rb, axis=1)), rows_estimate(np.concatenate(rc, axis=1))))
+        if len(est) >= 3:  # the pass of median ratio
+            per_shape.append(np.sort(np.stack([ratio(b, c) for b, c in est]), axis=0)[len(est) // 2])
+        else:  # geometric means of each kernel's estimates
+            gb = np.exp(np.mean([np.log(np.maximum(b, 1e-12)) for b, _ in est], axis=0))
+            gc = np.exp(np.mean([np.log(np.maximum(c, 1e-12)) for _, c in est], axis=0))
+            per_shape.append(ratio(gb, gc))
+    logs = [np.where(np.isinf(r), math.log(1e12), np.log(np.maximum(r, 1e-12))) for r in per_shape]
+    overall = np.exp(np.sum(logs, axis=0) / max(1, len(shapes)))
+    return [r.tolist() for r in per_shape], overall.tolist()
+
+
+def intervals(shapes: Sequence[Sequence[Pass]], estimate: Estimator,
+              rounds: int = BOOTSTRAP) -> Tuple[List[Tuple[float, float]], Tuple[float, float]]:
+    """Each shape's interval and the geometric mean's: the bootstrap over rounds (the same resamples for both;
+    seeded by nothing but the samples, so a verdict's interval follows from its samples), widened to the spread
+    between clusters where the evaluation has enough of them."""
+    seed = repr([[len(p[0]) for p in s] for s in shapes])
+    drawn = _bootstrap_numpy(shapes, estimate, rounds, seed)
+    if drawn is None:
+        drawn = _bootstrap_python(shapes, estimate, rounds, seed)
+    per_shape, overall = drawn
     shape_iv = [_percentiles(xs) for xs in per_shape]
     overall_iv = _percentiles(overall)
     s, df, counts = between_spread(shapes, estimate)
