@@ -99,8 +99,9 @@ class Worker:
         (device_outputs.py): shared with the reference process, which compares them on their device for the
         judge; this waits until the judge says they were compared, then lets go of them."""
         threshold = self.cfg.get("share_bytes")
-        if D.shareable(outs, threshold if isinstance(threshold, int) else None):
-            described, keep = D.share(outs)
+        shared = D.try_share(outs) if D.shareable(outs, threshold if isinstance(threshold, int) else None) else None
+        if shared is not None:
+            described, keep = shared
             self.send(kind, [], shared=described, dtypes=[d["dtype_name"] for d in described], **fields)
             reply = self.recv()  # what was shared stays alive (keep) until then
             if reply.get("type") != "compared":
@@ -319,7 +320,12 @@ class ReferenceWorker(Worker):
         compared: List[Optional[str]] = []
         if len(shared) == len(outs) and len(dtypes) == len(outs):
             for k, (d, ref) in enumerate(zip(shared, outs)):
-                cand = D.open_shared(d)
+                try:
+                    cand = D.open_shared(d)
+                except Exception as e:  # the judge says so (not the candidate's doing, nor the spec's)
+                    self.send("ref", [], key=req["key"], digests=digests, dtypes=[], narrow=narrow, wide=wide,
+                              count=len(outs), compared=[], unopened=f"{type(e).__name__}: {e}"[:300])
+                    return
                 try:
                     compared.append(D.compare(k, cand, str(dtypes[k]), ref, self.tolerance, is_wide))
                 finally:
@@ -679,8 +685,9 @@ class CandidateWorker(Worker):
                     raise RuntimeError(f"the output of a {e.meta.get('what')} call, kept on the device, changed after "
                                        f"the call: a later kernel wrote outside its buffers")
             there = D.on_device(e.outputs, threshold if isinstance(threshold, int) else None, self.backend.gpu)
-            if there is not None:
-                described, keep = D.share(there)
+            shared = D.try_share(there) if there is not None else None
+            if shared is not None:
+                described, keep = shared
                 entry = dict(e.meta, dtypes=[d["dtype_name"] for d in described], digests=e.digests, count=0,
                              shared=described)
                 self.send("verify", [], shape=i, entries=[entry], cpu_s=round(time.process_time(), 3))

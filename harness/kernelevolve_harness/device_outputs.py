@@ -103,6 +103,15 @@ def share(outs: List[Any]) -> Tuple[List[Dict[str, Any]], List[Any]]:
     return described, keep
 
 
+def try_share(outs: List[Any]) -> Optional[Tuple[List[Dict[str, Any]], List[Any]]]:
+    """share(), or None where these outputs cannot be shared (an allocator without IPC handles, such as torch's
+    expandable segments): they are then sent as bytes, as smaller outputs are."""
+    try:
+        return share(outs)
+    except Exception:
+        return None
+
+
 _copies = 0
 
 

@@ -570,6 +570,10 @@ class Judge:
         answer = self._ask_reference(shape, seed, factor, wide, {"compare": {"outputs": header["shared"],
                                                                              "dtypes": dtypes}})
         self.worker.send({"type": "compared"})
+        if answer.get("unopened"):
+            raise Verdict("runtime_error", f"On {where}, the reference process could not open the candidate's outputs "
+                                           f"on the device ({answer['unopened']}); KERNELEVOLVE_DEVICE_COMPARE_BYTES=off "
+                                           f"compares them on the host instead.")
         self.stages["compared_on_device"] = self.stages.get("compared_on_device", 0) + 1
         for j, (d, rd) in enumerate(zip(header.get("digests") or [], answer["digests"])):
             if rd is not None and j not in self.outputs and j not in self.inplace and d != rd:

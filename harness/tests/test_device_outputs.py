@@ -117,3 +117,11 @@ def test_the_rule_on_the_device_is_the_judges_rule() -> None:
                 assert there.split(" (error")[0] == on_host.split(" (error")[0], (name, wide, on_host, there)
     assert "has shape (64, 128), expected (64, 129)" in device_outputs.compare(
         0, torch.zeros(64, 128), "float32", torch.from_numpy(ref), {}, False)
+
+
+def test_outputs_that_cannot_be_shared_are_sent_as_bytes() -> None:
+    # an allocator without IPC handles (torch's expandable segments) is not the candidate's doing: try_share says
+    # None and the worker sends the outputs as it sends small ones
+    from kernelevolve_harness import device_outputs
+    assert device_outputs.try_share([object()]) is None
+    assert device_outputs.try_share([torch.zeros(3)]) is not None
