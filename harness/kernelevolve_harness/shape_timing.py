@@ -367,7 +367,10 @@ class ShapeTiming:
         return A.host_copy(o)
 
 
-DEVICE_COPY_HEADROOM = 4 << 30  # left free on the device after a kept copy of an output (the reference's work)
+# Left free on the device after a kept copy of an output: the reference's work, and the workspaces of the
+# libraries the kernels call (cuDNN picks another algorithm, with other rounding, when its workspace does not fit)
+DEVICE_COPY_HEADROOM = 4 << 30
+DEVICE_COPY_HEADROOM_SHARE = 0.15  # of the device's memory, when that is more
 
 
 def _device_room(o: Any) -> bool:
@@ -375,13 +378,14 @@ def _device_room(o: Any) -> bool:
     (memory_plan.MEMORY_ENV) where one is stated."""
     import torch
     from .memory_plan import stated_bytes
-    free, _ = torch.cuda.mem_get_info(o.device)
+    free, total = torch.cuda.mem_get_info(o.device)
     unused = torch.cuda.memory_reserved(o.device) - torch.cuda.memory_allocated(o.device)
     room = free + max(0, unused)
     stated = stated_bytes()
     if stated is not None:
         room = min(room, stated - torch.cuda.memory_allocated(o.device))
-    return room >= A.nbytes(o) + DEVICE_COPY_HEADROOM
+        total = min(total, stated)
+    return room >= A.nbytes(o) + max(DEVICE_COPY_HEADROOM, int(DEVICE_COPY_HEADROOM_SHARE * total))
 
 
 def _seals(outs: List[Any]) -> Optional[List[Optional[str]]]:
