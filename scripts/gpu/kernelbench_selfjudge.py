@@ -286,6 +286,7 @@ def main(argv: List[str]) -> int:
     p.add_argument("--shard", default="0/1", help="K/N: the problems whose place is K modulo N")
     p.add_argument("--summary", nargs="+", help="print the summary of results.jsonl files together and exit")
     p.add_argument("--rest", help="a results.jsonl of an earlier call: judge only its problems left 'not run'")
+    p.add_argument("--only", help="judge only these problems (names without .py, comma-separated)")
     a = p.parse_args(argv)
     if a.summary:
         results, walls = [], []
@@ -307,6 +308,8 @@ def main(argv: List[str]) -> int:
         with open(a.rest) as f:
             only = [r["name"] for r in (json.loads(line) for line in f if line.strip()) if r.get("status") == "not run"]
         print(f"-- the rest of {a.rest}: {len(only)} problems", flush=True)
+    if a.only:
+        only = (only or []) + [n.strip() for n in a.only.split(",") if n.strip()]
     results = run(a.folder, a.raw, a.jobs, a.deadline, a.per_problem, (k, n), only)
     print()
     print(summary(results, time.monotonic() - t0))

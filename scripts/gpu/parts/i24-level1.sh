@@ -12,7 +12,7 @@
 #   330) and PER_PROBLEM (seconds before one is killed: 240), so the part ends inside a 10-minute device call;
 #   SHARD (K/N: every Nth problem from the Kth, for a level split over N device calls; the summary of all of them:
 #   python3 scripts/gpu/kernelbench_selfjudge.py --summary RAW1/results.jsonl RAW2/results.jsonl ...); REST (a
-#   results.jsonl of an earlier call, carried in: only its problems left "not run")
+#   results.jsonl of an earlier call, carried in: only its problems left "not run"); ONLY (names, comma-separated)
 set -uo pipefail
 RAW=$1
 mkdir -p "$RAW"
@@ -26,5 +26,5 @@ fi
 echo "-- self-judgement of $(ls "$DIR"/*.py | wc -l) problems in $DIR ($(cat "$(dirname "$DIR")/PINNED" 2>/dev/null))"
 nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader
 python3 scripts/gpu/kernelbench_selfjudge.py "$DIR" "$RAW" --jobs "${JOBS:-6}" --deadline "${DEADLINE:-330}" \
-  --per-problem "${PER_PROBLEM:-240}" --shard "${SHARD:-0/1}" ${REST:+--rest "$REST"}
+  --per-problem "${PER_PROBLEM:-240}" --shard "${SHARD:-0/1}" ${REST:+--rest "$REST"} ${ONLY:+--only "$ONLY"}
 echo "exit $?"
