@@ -378,14 +378,16 @@ class Judge:
     def _key(shape: int, seed: int, factor: float, wide: bool = False) -> str:
         return f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
 
-    def prefetch(self, wanted: List[Tuple[int, int, float]], wide: bool = False) -> None:
+    def prefetch(self, wanted: List[Tuple[int, int, float]], wide: bool = False, now: bool = False) -> None:
         """Asks the reference process for expected outputs ahead of need; it answers in order, computing the
         next while the judge compares the last. Each answer waits in the judge's memory until it is used, so no
         more are asked or held at a time than PREFETCH_BYTES of outputs hold (one more where the judge needs it
         now). wide: on the robustness pass's inputs (wide_inputs.py)."""
         assert self.ref is not None
-        if getattr(self, "on_device", False):
-            return  # compared on the device: an expected output asked ahead would cross to this process for nothing
+        if getattr(self, "on_device", False) and not now:
+            # compared on the device: an expected output asked ahead would cross to this process for nothing (`now`:
+            # one the judge needs, for outputs a worker sent as bytes after all)
+            return
         for shape, seed, factor in wanted:
             key = self._key(shape, seed, factor, wide)
             if key not in self.ref_cache and key not in self.ref_pending and all(q[0] != key for q in self.ref_queue):
@@ -440,7 +442,7 @@ class Judge:
         key = self._key(shape, seed, factor, wide)
         if key not in self.ref_cache:
             assert self.ref is not None
-            self.prefetch([(shape, seed, factor)], wide)
+            self.prefetch([(shape, seed, factor)], wide, now=True)
             if key not in self.ref_pending:
                 self._ask(first=key)
             # time spent waiting for the reference process, before and after timing

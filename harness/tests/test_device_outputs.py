@@ -125,3 +125,15 @@ def test_outputs_that_cannot_be_shared_are_sent_as_bytes() -> None:
     from kernelevolve_harness import device_outputs
     assert device_outputs.try_share([object()]) is None
     assert device_outputs.try_share([torch.zeros(3)]) is not None
+
+
+def test_outputs_a_worker_sends_as_bytes_after_all_are_compared_here(harness: Harness, on_device: None) -> None:
+    # 3000 x 3001 float32 (36 MB) cannot be shared through /dev/shm from a worker, which may write no file over
+    # 32 MiB: the worker sends it as bytes, and the judge, comparing on the device for this evaluation, asks the
+    # reference for that call's expected outputs then (it used to wait for an answer it never asked for)
+    problem = harness.tmp / "relu_times_two_large.py"
+    problem.write_text(PROBLEM.replace("batch_size = 512\ndim = 1001", "batch_size = 3000\ndim = 3001").replace(
+        '{"batch_size": 512, "dim": 1001}', '{"batch_size": 3000, "dim": 3001}'))
+    v, _ = harness.evaluate(problem, problem, suffix=".py", timeout=300)
+    assert v["status"] == "ok", v
+    assert 0 < v["stages"]["compared_on_device"], v["stages"]  # the small shape's calls
