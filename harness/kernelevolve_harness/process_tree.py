@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from typing import Dict, List, Set
 
 
@@ -60,9 +61,11 @@ def descendants(root: int, spare_warm_servers: bool = True) -> List[int]:
     return out
 
 
-def kill_tree(root: int) -> None:
+def kill_tree(root: int, wait_s: float = 2.0) -> None:
     """SIGKILL to `root`'s process group and to every process below it (found before the first kill, so no
-    child is orphaned to init before it is seen)."""
+    child is orphaned to init before it is seen); then waits, up to wait_s, until each has died (gone, or a zombie
+    its parent has yet to reap): on a loaded machine a killed process can take a moment to die, and whoever hears
+    "stopped" next may look for it."""
     below = descendants(root)
     for pid in [root] + below:
         try:
@@ -73,3 +76,19 @@ def kill_tree(root: int) -> None:
         os.killpg(root, signal.SIGKILL)
     except OSError:
         pass
+    deadline = time.monotonic() + wait_s
+    left = [root] + below
+    while left and time.monotonic() < deadline:
+        left = [pid for pid in left if _alive(pid)]
+        if left:
+            time.sleep(0.01)
+
+
+def _alive(pid: int) -> bool:
+    """Running, or dying but not dead yet (not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            stat = f.read()
+        return stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X")
+    except (OSError, ValueError, IndexError):
+        return False

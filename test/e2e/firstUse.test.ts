@@ -220,14 +220,18 @@ describe('first use in code-server', () => {
     const settingsFile = path.join(server.userDataDir, 'User', 'settings.json');
     const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
     await wb.editUserSettings(settingsFile, { ...settings, 'kernelEvolve.hosts': [{ name: 'gpu', type: 'ssh' }] });
-    editor = await wb.openFile('kernels/matmul.cpp');
-    await editor.goToLine(matmulLine);
-    await wb.runCommand('KernelEvolve: Evolve Kernel at Cursor');
-    const msg = await wb.waitForNotification(/needs "host"/, 60_000);
-    expect(msg).toMatch(/hosts\[0\] is an ssh host and needs "host" \(a hostname or a ~\/\.ssh\/config alias\)/);
-    expect(await wb.notificationButtons(/needs "host"/)).toEqual(['Open Settings']);
-    await wb.dismissNotifications();
-    await wb.editUserSettings(settingsFile, settings);
+    try {
+      editor = await wb.openFile('kernels/matmul.cpp');
+      await editor.goToLine(matmulLine);
+      await wb.runCommand('KernelEvolve: Evolve Kernel at Cursor');
+      const msg = await wb.waitForNotification(/needs "host"/, 60_000);
+      expect(msg).toMatch(/hosts\[0\] is an ssh host and needs "host" \(a hostname or a ~\/\.ssh\/config alias\)/);
+      expect(await wb.notificationButtons(/needs "host"/)).toEqual(['Open Settings']);
+      await wb.dismissNotifications();
+    } finally {
+      // the next tests run with the settings as they were, whatever happened here
+      await wb.editUserSettings(settingsFile, settings);
+    }
   });
 
   it('activated in at most 100 ms (the core loads on first use)', async () => {
