@@ -103,13 +103,17 @@ class Worker:
         if shared is not None:
             described, keep = shared
             self.send(kind, [], shared=described, dtypes=[d["dtype_name"] for d in described], **fields)
-            reply = self.recv()  # what was shared stays alive (keep) until then
-            if reply.get("type") != "compared":
-                raise RuntimeError(f"the judge sent {reply.get('type')!r} where 'compared' was expected")
+            self.wait_compared()  # what was shared stays alive (keep) until then
             del keep
             return
         blobs, dtypes = self.pack_outputs(outs)
         self.send(kind, blobs, dtypes=dtypes, **fields)
+
+    def wait_compared(self) -> None:
+        """Until the judge says the outputs this worker shared were compared (device_outputs.py)."""
+        reply = self.recv()
+        if reply.get("type") != "compared":
+            raise RuntimeError(f"the judge sent {reply.get('type')!r} where 'compared' was expected")
 
     def arg_digests(self, args: List[Any], every: bool = False) -> List[Optional[str]]:
         """Fingerprints of the array arguments that must come back unchanged (all of them with every=True);
@@ -691,9 +695,7 @@ class CandidateWorker(Worker):
                 entry = dict(e.meta, dtypes=[d["dtype_name"] for d in described], digests=e.digests, count=0,
                              shared=described)
                 self.send("verify", [], shape=i, entries=[entry], cpu_s=round(time.process_time(), 3))
-                reply = self.recv()  # compared on the device: kept until the judge says so
-                if reply.get("type") != "compared":
-                    raise RuntimeError(f"the judge sent {reply.get('type')!r} where 'compared' was expected")
+                self.wait_compared()  # compared on the device: kept until then
                 del e, keep, there
                 continue
             blobs, dtypes = self.pack_outputs(e.outputs)

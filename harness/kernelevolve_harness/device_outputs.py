@@ -170,13 +170,12 @@ def open_shared(d: Dict[str, Any]) -> Any:
         with open(d["path"], "rb") as f:
             mapped = mmap.mmap(f.fileno(), n, access=mmap.ACCESS_COPY)  # written by no one here
         return t.frombuffer(mapped, dtype=t.uint8, count=n).view(dtype).reshape(tuple(d["shape"]))
-    else:
-        t.cuda._lazy_init()
-        storage = t.UntypedStorage._new_shared_cuda(
-            d["device"], bytes.fromhex(d["handle"]), d["storage_bytes"], d["storage_offset_bytes"],
-            bytes.fromhex(d["ref_handle"]), d["ref_offset"], bytes.fromhex(d["event"]) if d["event"] else b"",
-            d["event_sync"])
-        out = t.empty((0,), dtype=dtype, device=f"cuda:{d['device']}")
+    t.cuda._lazy_init()
+    storage = t.UntypedStorage._new_shared_cuda(
+        d["device"], bytes.fromhex(d["handle"]), d["storage_bytes"], d["storage_offset_bytes"],
+        bytes.fromhex(d["ref_handle"]), d["ref_offset"], bytes.fromhex(d["event"]) if d["event"] else b"",
+        d["event_sync"])
+    out = t.empty((0,), dtype=dtype, device=f"cuda:{d['device']}")
     out.set_(storage, d["offset"], tuple(d["shape"]), tuple(d["stride"]))
     return out
 

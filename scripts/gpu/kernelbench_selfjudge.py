@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HARNESS = os.path.join(REPO, "harness")
 sys.path.insert(0, HARNESS)
+from kernelevolve_harness import device_outputs as D  # noqa: E402
 from kernelevolve_harness import memory_plan as M  # noqa: E402
 
 GB = 1e9
@@ -87,7 +88,7 @@ def shares(inputs: int, returned: int) -> Tuple[int, int]:
     outputs that cross to it where they are too small to be compared on the device."""
     one = inputs + returned
     gpu = max(FLOOR_GPU, 8 * one + M.GPU_RESERVE + 2 * GB)
-    host = max(FLOOR_HOST, 8 * min(returned, 64 << 20) + 4 * GB)
+    host = max(FLOOR_HOST, 8 * min(returned, D.SHARE_BYTES) + 4 * GB)  # larger outputs stay on the device
     return int(gpu), int(host)
 
 
