@@ -7,7 +7,8 @@
 # atol = rtol = 1e-2 and 1e-4). Prints the table for docs/kernelbench.md.
 # Needs: .external/kernelbench-all/level1/ (bash scripts/kernelbench-problems.sh --all-levels), a GPU with torch.
 # Usage (by scripts/gpu/round.sh): bash scripts/gpu/parts/i24-adversaries.sh RAWDIR   (~5 minutes on one H200)
-#   MODES: the evaluations' --inputs, "wide problem" by default ("wide" alone halves the time)
+#   MODES: the evaluations' --inputs, "wide problem" by default ("wide" alone halves the time); PAR: evaluations
+#   at a time (1)
 set -uo pipefail
 RAW=$1
 mkdir -p "$RAW"
@@ -24,15 +25,28 @@ for d in "$ADV"/level1_*/; do
 done
 export PYTHONPATH=harness
 : > "$RAW/ours.jsonl"
+one() { # problem candidate inputs
+  local t0 line
+  t0=$(date +%s%N)
+  line=$(python3 -m kernelevolve_harness evaluate --spec "$1" --candidate "$2" --inputs "$3" --json 2>> "$RAW/ours.log" | tail -1)
+  [ -n "$line" ] || line='{"status": "error", "reason": "evaluate printed nothing (see ours.log)"}'
+  python3 -c 'import json,sys; v=json.loads(sys.argv[1]); v.update(problem=sys.argv[2], candidate=sys.argv[3], inputs=sys.argv[4], wall_s=float(sys.argv[5])); print(json.dumps(v))' \
+    "$line" "$1" "$2" "$3" "$(( ($(date +%s%N) - t0) / 1000000 ))e-3" >> "$RAW/ours.jsonl" 2>> "$RAW/ours.log"
+}
+# PAR evaluations at a time (default 1): their checks overlap, their timed sections take the harness's lock in turn
+# each told its share of the GPU's free memory, as the level runner does
+if (( ${PAR:-1} > 1 )) && [ -z "${DRY:-}" ] && [ -z "${KERNELEVOLVE_DEVICE_MEMORY_BYTES:-}" ]; then
+  KERNELEVOLVE_DEVICE_MEMORY_BYTES=$(python3 -c "import torch; print(int(torch.cuda.mem_get_info()[0] * 0.9 / ${PAR}))")
+  export KERNELEVOLVE_DEVICE_MEMORY_BYTES
+  echo "-- $PAR evaluations at a time, each with $((KERNELEVOLVE_DEVICE_MEMORY_BYTES >> 30)) GiB of the GPU"
+fi
 for ((i = 0; i < ${#pairs[@]}; i += 2)); do
   for inputs in ${MODES:-wide problem}; do
-    t0=$(date +%s%N)
-    line=$(python3 -m kernelevolve_harness evaluate --spec "${pairs[i]}" --candidate "${pairs[i+1]}" --inputs "$inputs" --json 2>> "$RAW/ours.log" | tail -1)
-    [ -n "$line" ] || line='{"status": "error", "reason": "evaluate printed nothing (see ours.log)"}'
-    python3 -c 'import json,sys; v=json.loads(sys.argv[1]); v.update(problem=sys.argv[2], candidate=sys.argv[3], inputs=sys.argv[4], wall_s=float(sys.argv[5])); print(json.dumps(v))' \
-      "$line" "${pairs[i]}" "${pairs[i+1]}" "$inputs" "$(( ($(date +%s%N) - t0) / 1000000 ))e-3" >> "$RAW/ours.jsonl" 2>> "$RAW/ours.log"
+    while (( $(jobs -rp | wc -l) >= ${PAR:-1} )); do wait -n; done
+    one "${pairs[i]}" "${pairs[i+1]}" "$inputs" &
   done
 done
+wait
 if [ -z "${DRY:-}" ]; then
   python3 scripts/gpu/kernelbench_rule.py "${pairs[@]}" > "$RAW/rule.jsonl" 2> "$RAW/rule.log"
 else
