@@ -1,6 +1,7 @@
 """KernelBench's correctness rule, restated here to compare verdicts (not KernelBench's code): in one process,
 Model and ModelNew made from get_init_inputs() under the same seed, moved to the GPU; for each of 5 trials,
-inputs from get_inputs() under the trial's seed, Model's output then ModelNew's, compared with torch.allclose at
+inputs from get_inputs() under the trial's seed (drawn on the GPU, where KernelBench draws them on the host and
+moves them: the same distributions), Model's output then ModelNew's, compared with torch.allclose at
 atol = rtol = tol; correct when every trial passes. tol 1e-2 is KernelBench v0/v0.1's fp32 rule, 1e-4 its
 current fp32 default. Prints one JSON line.
 Usage: python3 scripts/gpu/kernelbench_rule.py PROBLEM.py CANDIDATE.py [PROBLEM.py CANDIDATE.py ...]"""
@@ -36,7 +37,8 @@ def judge(problem_path: str, candidate_path: str, n: int) -> None:
         with torch.no_grad():
             for trial in range(trials):
                 torch.manual_seed(1000 + trial)
-                inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in problem.get_inputs()]
+                with torch.device("cuda"):  # drawn where they are used: a 6 GB draw on the host takes seconds
+                    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in problem.get_inputs()]
                 ref = model(*inputs)
                 torch.cuda.synchronize()
                 new = model_new(*inputs)

@@ -32,13 +32,22 @@ one() { # problem candidate inputs
   [ -n "$line" ] || line='{"status": "error", "reason": "evaluate printed nothing (see ours.log)"}'
   python3 -c 'import json,sys; v=json.loads(sys.argv[1]); v.update(problem=sys.argv[2], candidate=sys.argv[3], inputs=sys.argv[4], wall_s=float(sys.argv[5])); print(json.dumps(v))' \
     "$line" "$1" "$2" "$3" "$(( ($(date +%s%N) - t0) / 1000000 ))e-3" >> "$RAW/ours.jsonl" 2>> "$RAW/ours.log"
+  echo "$(basename "$1" .py) $(basename "$2" .py) --inputs $3: $(tail -1 "$RAW/ours.jsonl" | cut -c1-220)"
 }
 # PAR evaluations at a time (default 1): their checks overlap, their timed sections take the harness's lock in turn
 # each told its share of the GPU's free memory, as the level runner does
 if (( ${PAR:-1} > 1 )) && [ -z "${DRY:-}" ] && [ -z "${KERNELEVOLVE_DEVICE_MEMORY_BYTES:-}" ]; then
-  KERNELEVOLVE_DEVICE_MEMORY_BYTES=$(python3 -c "import torch; print(int(torch.cuda.mem_get_info()[0] * 0.9 / ${PAR}))")
+  KERNELEVOLVE_DEVICE_MEMORY_BYTES=$(python3 -c "import torch; print(int(torch.cuda.mem_get_info()[0] * 0.75 / ${PAR}))")
   export KERNELEVOLVE_DEVICE_MEMORY_BYTES
   echo "-- $PAR evaluations at a time, each with $((KERNELEVOLVE_DEVICE_MEMORY_BYTES >> 30)) GiB of the GPU"
+fi
+# KernelBench's rule in a process of its own, beside our evaluations (a quarter of the GPU's memory left for it)
+: > "$RAW/rule.jsonl"
+rule=
+if [ -z "${DRY:-}" ]; then
+  python3 scripts/gpu/kernelbench_rule.py "${pairs[@]}" 2> "$RAW/rule.log" | tee "$RAW/rule.jsonl" | sed 's/^/KB rule: /' &
+  rule=$!
+  disown "$rule"
 fi
 for ((i = 0; i < ${#pairs[@]}; i += 2)); do
   for inputs in ${MODES:-wide problem}; do
@@ -47,11 +56,7 @@ for ((i = 0; i < ${#pairs[@]}; i += 2)); do
   done
 done
 wait
-if [ -z "${DRY:-}" ]; then
-  python3 scripts/gpu/kernelbench_rule.py "${pairs[@]}" > "$RAW/rule.jsonl" 2> "$RAW/rule.log"
-else
-  : > "$RAW/rule.jsonl"
-fi
+while [ -n "$rule" ] && kill -0 "$rule" 2>/dev/null; do sleep 1; done
 python3 - "$RAW" <<'PY'
 import json, os, sys
 d = sys.argv[1]
