@@ -366,8 +366,9 @@ export class EvolutionRun {
       store: this.store,
       top: this.opts.confirmTop ?? 3,
       quit: this.opts.quit,
+      slots: this.opts.evaluator.totalSlots,
       judge: async (c, n, signal) => {
-        const { placement: _placement, ...confirmation } = await this.opts.evaluator.evaluate({ ...this.jobOf(c), id: `${c.id}-confirm${n}` }, { signal });
+        const { placement: _placement, ...confirmation } = await this.opts.evaluator.evaluate({ ...this.jobOf(c), id: typeof n === 'number' ? `${c.id}-confirm${n}` : `${c.id}-${n}` }, { signal });
         return confirmation;
       },
       onConfirmed: (c, confirmation) => this.emit({ type: 'candidate-confirmed', candidate: c, confirmation, at: Date.now() }),

@@ -7,7 +7,15 @@
 // side, and those alone make its reported figure (pairedScore.ts, Candidate.figureFrom). A lone contender (the only
 // candidate above the baseline, the common case of a suite's small budgets) has nothing to be ranked against: it
 // is judged once more, and that evaluation is its figure. Not counted against the budget; at most 3 x top +
-// MAX_FIGURES x FIGURE_CONFIRMATIONS evaluations.
+// MAX_FIGURES x FIGURE_CONFIRMATIONS evaluations, and MAX_FIGURES x FIGURE_CONFIRMATIONS more where figures are
+// judged ahead.
+// Rounds, not evaluations, are what a user waits for where the hosts have free slots (a GPU host of 20): the
+// ranking, the leader's figure and a second leader's figure were three rounds after the first. So where a round
+// leaves room, the candidates that may lead (those judged again already) are judged FIGURE_CONFIRMATIONS more times
+// beside it, ahead: a figure ready for whichever the ranking settles on. Those evaluations never rank anything
+// (kept aside until a leader's figure is asked of them), so they are as unbiased as the ones judged after the
+// pick; one that is not ok counts at once, like any confirmation. A figure judged ahead and never asked for is
+// dropped, and the log says so.
 import type { Verdict } from '../contract/verdict';
 import type { Candidate } from './candidate';
 import { isConfirmed, type CandidateStore } from './candidateStore';
@@ -26,8 +34,11 @@ export interface ConfirmationContext {
   top: number;
   /** A second Stop: no more confirmations. */
   quit?: AbortSignal;
-  /** Judges the candidate once more; `n` counts its confirmations (1 for the first). */
-  judge: (c: Candidate, n: number, signal: AbortSignal) => Promise<Verdict>;
+  /** Judges the candidate once more; `n` counts its confirmations (1 for the first), or names an evaluation of a
+   *  figure judged ahead (`figure1`...). */
+  judge: (c: Candidate, n: number | string, signal: AbortSignal) => Promise<Verdict>;
+  /** Evaluations the hosts run at once; figures are judged ahead only where a round leaves room for them. */
+  slots?: number;
   onConfirmed: (c: Candidate, confirmation: Verdict) => void;
   log: (level: 'info' | 'warn', message: string) => void;
 }
@@ -42,10 +53,12 @@ export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
   const rankingLimit = 3 * top;
   let ranked = 0;
   let figures = 0;
+  const ahead = new Map<Candidate, Verdict[]>();
   while (!ctx.quit?.aborted) {
     const lone = figures < MAX_FIGURES ? loneContender(store) : undefined;
     let batch = lone ? [lone] : ranked < rankingLimit ? nextBatch(store, top).slice(0, rankingLimit - ranked) : [];
     let what = `once more to confirm ${batch.length === 1 ? 'its' : 'their'} speedup`;
+    let hopefuls: Candidate[] = [];
     if (lone) {
       // nothing to rank it against, so its next evaluation is not the top of several (unbiased): that one
       // evaluation is its figure. Before, a lone winner was judged once to rank it and three more times for its
@@ -55,22 +68,74 @@ export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
       what = 'once more, for its figure (the only candidate above the baseline: nothing to rank it against)';
     } else if (batch.length) {
       ranked += batch.length;
+      const leader = rankingLeader(store);
+      hopefuls = [...new Set([...(leader ? [leader] : []), ...batch])].filter((c) => isConfirmed(c) && c.figureFrom === undefined);
     } else {
       const leader = rankingLeader(store);
       if (!leader || leader.figureFrom !== undefined || figures >= MAX_FIGURES) break;
       figures += 1;
+      const ready = ahead.get(leader);
+      if (ready) {
+        ahead.delete(leader);
+        useFigure(ctx, leader, ready);
+        continue;
+      }
       leader.figureFrom = leader.confirmations!.length;
       batch = Array.from({ length: FIGURE_CONFIRMATIONS }, () => leader);
       what = `${FIGURE_CONFIRMATIONS} more times for its figure (the ranking's own figures are biased upward)`;
+      const runnerUp = confirmedByScore(store).find((c) => c !== leader && c.figureFrom === undefined);
+      if (runnerUp && overlap(scoreInterval(leader), scoreInterval(runnerUp))) hopefuls = [runnerUp];
     }
-    ctx.log('info', `Judging ${[...new Set(batch)].map((c) => `${c.id} (${scoreOf(c).toFixed(2)}x)`).join(', ')} ${what}.`);
+    // figures judged ahead, where the round leaves room: the next leader's (or a second one's) without a round of its own
+    const room = Math.floor(((ctx.slots ?? 1) - batch.length) / FIGURE_CONFIRMATIONS);
+    hopefuls = hopefuls.filter((c) => !ahead.has(c)).sort(byScore).slice(0, Math.max(0, Math.min(room, MAX_FIGURES - figures)));
+    const aheadText = hopefuls.length ? `; ${hopefuls.map((c) => c.id).join(' and ')} ${FIGURE_CONFIRMATIONS} times beside them, for a figure should ${hopefuls.length === 1 ? 'it' : 'one'} lead` : '';
+    ctx.log('info', `Judging ${[...new Set(batch)].map((c) => `${c.id} (${scoreOf(c).toFixed(2)}x)`).join(', ')} ${what}${aheadText}.`);
     const next = new Map<Candidate, number>();
-    await Promise.all(batch.map((c) => {
-      const n = (next.get(c) ?? c.confirmations?.length ?? 0) + 1;
-      next.set(c, n);
-      return confirm(ctx, c, n);
-    }));
+    await Promise.all([
+      ...batch.map((c) => {
+        const n = (next.get(c) ?? c.confirmations?.length ?? 0) + 1;
+        next.set(c, n);
+        return confirm(ctx, c, n);
+      }),
+      ...hopefuls.map((c) => judgeAhead(ctx, c, ahead)),
+    ]);
   }
+  for (const c of ahead.keys()) {
+    ctx.log('info', `${c.id}'s ${FIGURE_CONFIRMATIONS} evaluations judged ahead for a figure were not needed (it did not lead); dropped.`);
+  }
+}
+
+/** Judges `c` FIGURE_CONFIRMATIONS times side by side for a figure it may need, kept aside from its ranking; an
+ *  evaluation that is not ok counts at once (it is nondeterministic, and loses its place). */
+async function judgeAhead(ctx: ConfirmationContext, c: Candidate, ahead: Map<Candidate, Verdict[]>): Promise<void> {
+  const controller = new AbortController();
+  const onQuit = () => controller.abort();
+  ctx.quit?.addEventListener('abort', onQuit, { once: true });
+  try {
+    const settled = await Promise.allSettled(Array.from({ length: FIGURE_CONFIRMATIONS }, (_, i) => ctx.judge(c, `figure${i + 1}`, controller.signal)));
+    const verdicts = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = verdicts.find((v) => v.status !== 'ok');
+    if (failed) {
+      ctx.store.confirmed(c, failed);
+      ctx.onConfirmed(c, failed);
+      ctx.log('warn', `${c.id} lost its place: judged again it is ${failed.status} (${failed.reason}); its earlier figures were not reproducible.`);
+    } else if (verdicts.length === FIGURE_CONFIRMATIONS) {
+      ahead.set(c, verdicts);
+    }
+  } finally {
+    ctx.quit?.removeEventListener('abort', onQuit);
+  }
+}
+
+/** The leader's figure from the evaluations judged ahead for it. */
+function useFigure(ctx: ConfirmationContext, leader: Candidate, verdicts: Verdict[]): void {
+  leader.figureFrom = leader.confirmations!.length;
+  for (const v of verdicts) {
+    ctx.store.confirmed(leader, v);
+    ctx.onConfirmed(leader, v);
+  }
+  ctx.log('info', `${leader.id} leads; its figure, ${scoreOf(leader).toFixed(2)}x, is the ${FIGURE_CONFIRMATIONS} evaluations judged ahead for it beside the ranking (never used to rank it).`);
 }
 
 const overlap = (a: [number, number] | undefined, b: [number, number] | undefined): boolean =>

@@ -28,7 +28,7 @@ const MEASUREMENTS: Record<string, Array<number | 'incorrect'>> = {
 };
 
 class NoisyEvaluator implements Evaluator {
-  readonly totalSlots = 1;
+  constructor(readonly totalSlots = 1) {}
   readonly jobs: string[] = [];
   private readonly seen = new Map<string, number>();
   async evaluate(job: EvaluationJob): Promise<PoolVerdict> {
@@ -36,7 +36,7 @@ class NoisyEvaluator implements Evaluator {
     const name = /int (\w+) = 1;/.exec(job.candidateSource)?.[1] ?? 'baseline';
     const n = this.seen.get(name) ?? 0;
     this.seen.set(name, n + 1);
-    const m = name === 'baseline' ? 1 : MEASUREMENTS[name][Math.min(n, 1)];
+    const m = name === 'baseline' ? 1 : MEASUREMENTS[name][Math.min(n, MEASUREMENTS[name].length - 1)];
     if (m === 'incorrect') return { status: 'incorrect', reason: 'Output 0 differs from the reference at 3 of 64 elements.', host: 'h' };
     return { status: 'ok', reason: 'Correct.', speedup: m, host: 'h' };
   }
@@ -58,8 +58,8 @@ afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-function start(opts: { quit?: AbortSignal; store?: RunStore; names?: string[] } = {}) {
-  const evaluator = new NoisyEvaluator();
+function start(opts: { quit?: AbortSignal; store?: RunStore; names?: string[]; slots?: number } = {}) {
+  const evaluator = new NoisyEvaluator(opts.slots);
   const events: EngineEvent[] = [];
   const names = opts.names ?? ['lucky', 'steady', 'slower', 'flaky'];
   const run = new EvolutionRun({
@@ -137,6 +137,41 @@ describe('confirming the leaders before a run ends', () => {
     expect(evaluator.jobs.filter((j) => j.startsWith(byName(run, 'wrong').id))).toHaveLength(1);
   });
 
+  it('judges the figure beside the ranking where the hosts have room: one round fewer, the same best and figure', async () => {
+    const rounds = (events: EngineEvent[]) => events.filter((e) => e.type === 'log' && e.message.startsWith('Judging')).length;
+    const narrow = start();
+    const wide = start({ slots: 20 });
+    const [one, twenty] = [await narrow.run.run(), await wide.run.run()];
+    expect(twenty.best).toEqual(one.best);
+    expect(twenty.best).toMatchObject({ speedup: 4.2, confirmed: true });
+    // one slot: the contenders, then the last one, then the leader's figure; twenty: the figure beside the second
+    expect(rounds(narrow.events)).toBe(3);
+    expect(rounds(wide.events)).toBe(2);
+    const steady = byName(wide.run, 'steady');
+    expect(wide.evaluator.jobs.filter((j) => j.startsWith(`${steady.id}-`)).sort()).toEqual(
+      [`${steady.id}-confirm1`, `${steady.id}-figure1`, `${steady.id}-figure2`, `${steady.id}-figure3`]);
+    // the figure is the three judged ahead, after the one that ranked it
+    expect(steady.figureFrom).toBe(1);
+    expect(steady.confirmations).toHaveLength(1 + FIGURE_CONFIRMATIONS);
+    expect(wide.events.filter((e) => e.type === 'candidate-confirmed' && e.candidate === steady)).toHaveLength(1 + FIGURE_CONFIRMATIONS);
+  });
+
+  it('a figure judged ahead that is not ok costs the candidate its place, as any confirmation does', async () => {
+    // "late" leads after its ranking evaluation (its second) and is wrong from its third on: one judged ahead
+    MEASUREMENTS.late = [4.2, 4.2, 'incorrect'];
+    try {
+      const { run, evaluator } = start({ slots: 20, names: ['lucky', 'late', 'slower', 'flaky'] });
+      const summary = await run.run();
+      const late = byName(run, 'late');
+      expect(evaluator.jobs).toContain(`${late.id}-figure1`);
+      expect(scoreOf(late)).toBe(0);
+      expect(late.confirmations!.map((v) => v.status)).toEqual(['ok', 'incorrect']);
+      expect(summary.best).toMatchObject({ id: byName(run, 'lucky').id, speedup: 4.0, confirmed: true });
+    } finally {
+      delete MEASUREMENTS.late;
+    }
+  });
+
   it('skips the confirmation on a hard stop (a second Ctrl-C)', async () => {
     const quit = new AbortController();
     const { run, evaluator } = start({ quit: quit.signal });
@@ -152,9 +187,10 @@ describe('confirming the leaders before a run ends', () => {
 
 /** Candidates of known speed, each evaluation off by a log-normal factor (a loaded machine: ~8%). */
 class SeededNoise implements Evaluator {
-  readonly totalSlots = 2;
+  /** Evaluations of figures judged ahead (beside the ranking). */
+  static ahead = 0;
   private state: number;
-  constructor(seed: number, private readonly sd: number) {
+  constructor(seed: number, private readonly sd: number, readonly totalSlots = 2) {
     this.state = seed * 7919 + 17;
   }
   private uniform(): number {
@@ -165,6 +201,7 @@ class SeededNoise implements Evaluator {
     return Math.sqrt(-2 * Math.log(this.uniform())) * Math.cos(2 * Math.PI * this.uniform());
   }
   async evaluate(job: EvaluationJob): Promise<PoolVerdict> {
+    if (job.id.includes('-figure')) SeededNoise.ahead++;
     const truth = Number(/speed = ([\d.]+);/.exec(job.candidateSource)?.[1] ?? 1);
     const m = truth * Math.exp(this.sd * this.gauss());
     return { status: 'ok', reason: 'Correct.', speedup: m, speedup_interval: [m * Math.exp(-1.5 * this.sd), m * Math.exp(1.5 * this.sd)], host: 'h' };
@@ -183,15 +220,16 @@ class SpeedsOperator implements Operator {
 }
 
 describe('ranking under noise', () => {
-  it('ends on a winner of the top real speed, reported near that speed, run after run', async () => {
+  it.each([2, 20])('ends on a winner of the top real speed, reported near that speed, run after run (%i slots)', async (slots) => {
     // 30 candidates: one at 3.2x, three within 4% of it, the rest slower; every evaluation off by ~8%
     const speeds = [3.2, 3.1, 3.08, 3.05, ...Array.from({ length: 26 }, (_, i) => 2.2 + (i % 9) * 0.07)];
+    SeededNoise.ahead = 0;
     const reported: number[] = [];
     const truths: number[] = [];
     for (let seed = 1; seed <= 40; seed++) {
       const order = [...speeds].sort((a, b) => Math.sin(seed * 31 + a * 97) - Math.sin(seed * 31 + b * 97));
       const run = new EvolutionRun({ runId: 'r', runDir: '/tmp/r', spec, baselineSource: BASE, operators: [new SpeedsOperator(order)],
-        evaluator: new SeededNoise(seed, 0.08), limits: { budget: 30 } });
+        evaluator: new SeededNoise(seed, 0.08, slots), limits: { budget: 30 } });
       const summary = await run.run();
       const best = run.candidates.find((c) => c.id === summary.best!.id)!;
       truths.push(Number(/speed = ([\d.]+);/.exec(best.source)![1]));
@@ -205,13 +243,16 @@ describe('ranking under noise', () => {
     expect(off.filter((x) => x > 0.9 && x < 1.1).length).toBeGreaterThanOrEqual(37);
     const meanLog = off.reduce((a, x) => a + Math.log(x), 0) / off.length;
     expect(Math.abs(meanLog)).toBeLessThan(0.03);
+    // with room on the hosts the figures were judged ahead (beside the ranking), with two slots never
+    if (slots > 2) expect(SeededNoise.ahead).toBeGreaterThan(40);
+    else expect(SeededNoise.ahead).toBe(0);
   });
 
-  it('reports a figure of three evaluations even when the leaders are tied and each figure falls below the next', async () => {
+  it.each([2, 20])('reports a figure of three evaluations even when the leaders are tied and each figure falls below the next (%i slots)', async (slots) => {
     // six candidates of one real speed: every leader's figure is a coin toss against the runner-up's ranking score
     for (let seed = 1; seed <= 40; seed++) {
       const run = new EvolutionRun({ runId: 'r', runDir: '/tmp/r', spec, baselineSource: BASE,
-        operators: [new SpeedsOperator([2.75, 2.75, 2.75, 2.75, 2.75, 2.75])], evaluator: new SeededNoise(seed, 0.03), limits: { budget: 6 } });
+        operators: [new SpeedsOperator([2.75, 2.75, 2.75, 2.75, 2.75, 2.75])], evaluator: new SeededNoise(seed, 0.03, slots), limits: { budget: 6 } });
       const summary = await run.run();
       const best = run.candidates.find((c) => c.id === summary.best!.id)!;
       expect(summary.best!.confirmed).toBe(true);
@@ -220,6 +261,7 @@ describe('ranking under noise', () => {
       // at most two leaders get a figure, and the ranking stays within its bound
       expect(run.candidates.filter((c) => c.figureFrom !== undefined).length).toBeLessThanOrEqual(MAX_FIGURES);
       const judgedAgain = run.candidates.reduce((a, c) => a + (c.confirmations?.length ?? 0), 0);
+      // (with room, the figures judged ahead and dropped are not among the confirmations)
       expect(judgedAgain).toBeLessThanOrEqual(3 * 3 + MAX_FIGURES * FIGURE_CONFIRMATIONS);
     }
   });
