@@ -108,12 +108,18 @@ fi
 if has grid; then
   echo "== grid: the tuner (20% of the grid's points, no knowledge-base starts) against the uniform grid, same call"
   echo "$header"
-  bench grid matmul_small "${GRID_TIMEOUT:-100}" scripts/gpu/tuner-kernels/matmul_small/spec.py --budget-fraction 0.2 \
-    --axis BLOCK_M=64,128,256 --axis BLOCK_N=64,128,256 --axis BLOCK_K=64 --axis num_warps=4,8 --axis num_stages=3,4
-  bench grid softmax "${GRID_TIMEOUT:-100}" examples/triton/softmax/spec.py --budget-fraction 0.2 \
-    --axis row_block=1,2,4,8 --axis num_warps=1,2,4,8,16 --axis num_stages=1,3
-  bench grid quick_gelu "${GELU_TIMEOUT:-70}" scripts/gpu/tuner-kernels/quick_gelu/spec.py --budget-fraction 0.2 \
-    --axis BLOCK=256,512,1024,2048,4096,8192 --axis num_warps=1,2,4,8
+  # GRID_KERNELS: which of the three, in this order (default all)
+  for k in ${GRID_KERNELS:-matmul_small softmax quick_gelu}; do
+    case $k in
+      matmul_small) bench grid matmul_small "${GRID_TIMEOUT:-100}" scripts/gpu/tuner-kernels/matmul_small/spec.py --budget-fraction 0.2 \
+        --axis BLOCK_M=64,128,256 --axis BLOCK_N=64,128,256 --axis BLOCK_K=64 --axis num_warps=4,8 --axis num_stages=3,4 ;;
+      softmax) bench grid softmax "${GRID_TIMEOUT:-100}" examples/triton/softmax/spec.py --budget-fraction 0.2 \
+        --axis row_block=1,2,4,8 --axis num_warps=1,2,4,8,16 --axis num_stages=1,3 ;;
+      quick_gelu) bench grid quick_gelu "${GELU_TIMEOUT:-70}" scripts/gpu/tuner-kernels/quick_gelu/spec.py --budget-fraction 0.2 \
+        --axis BLOCK=256,512,1024,2048,4096,8192 --axis num_warps=1,2,4,8 ;;
+      *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu)" ;;
+    esac
+  done
 fi
 for f in "$RAW"/pershape/*/bench-tuner.json "$RAW"/grid/*/bench-tuner.json; do
   [ -f "$f" ] || continue

@@ -16,8 +16,9 @@ run() { # name devices slots minutes specs
     THROUGHPUT_SPECS="$5" bash scripts/gpu/bench.sh "$3" 2000 >/dev/null 2>&1
   python3 scripts/gpu/summarize.py "$RAW/$1" | sed -n '/^throughput/,$p'
 }
-run one-gpu 0 "$SLOTS" 2 examples/triton/softmax/spec.py
-run one-gpu-matmul 0 "$SLOTS" 1 examples/triton/matmul/spec.py
+# SOFTMAX_MINUTES (2) and MATMUL_MINUTES (1; 0 leaves the matmul out): shorter runs where device time is short
+run one-gpu 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
+[ "${MATMUL_MINUTES:-1}" != 0 ] && run one-gpu-matmul 0 "$SLOTS" "${MATMUL_MINUTES:-1}" examples/triton/matmul/spec.py
 if [ "$ngpu" -ge 2 ]; then
-  run two-gpus 0,1 $((2 * SLOTS)) 2 examples/triton/softmax/spec.py
+  run two-gpus 0,1 $((2 * SLOTS)) "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
 fi
