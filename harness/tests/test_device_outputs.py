@@ -137,3 +137,23 @@ def test_outputs_a_worker_sends_as_bytes_after_all_are_compared_here(harness: Ha
     v, _ = harness.evaluate(problem, problem, suffix=".py", timeout=300)
     assert v["status"] == "ok", v
     assert 0 < v["stages"]["compared_on_device"], v["stages"]  # the small shape's calls
+
+
+def test_a_spec_whose_later_shape_alone_reaches_the_threshold_is_judged(harness: Harness, on_device: None,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # The worker decides call by call from the outputs' size whether to share them; the judge had decided once,
+    # from the first shape's outputs, whether it would take shared ones. Liger's softmax on the H200 (its first
+    # shape's output 33.5 MB, its second 67.1 MB, the threshold 64 MiB) was a runtime_error ("The worker shared its
+    # outputs where this evaluation compares them here") in every evaluation: a kernel that could not be judged.
+    monkeypatch.setenv("KERNELEVOLVE_DEVICE_COMPARE_BYTES", str(1 << 20))
+    problem = harness.tmp / "relu_times_two_small_first.py"
+    problem.write_text(PROBLEM.replace('SHAPES = [{"batch_size": 512, "dim": 1001}, {"batch_size": 33, "dim": 65}]',
+                                       'SHAPES = [{"batch_size": 33, "dim": 65}, {"batch_size": 512, "dim": 1001}]'))
+    v, _ = harness.evaluate(problem, problem, suffix=".py", timeout=240)
+    assert v["status"] == "ok", v
+    # the large shape's calls (2 MB each) compared where they are, the small shape's (8.6 KB) here
+    assert v["stages"].get("compared_on_device", 0) >= 5, v["stages"]
+    wrong = harness.tmp / "wrong.py"
+    wrong.write_text(MODEL_NEW.format(body="(x + x.abs()) + 1e-3"))
+    v, _ = harness.evaluate(problem, wrong, suffix=".py", timeout=240)
+    assert v["status"] == "incorrect", v
