@@ -26,16 +26,21 @@ done
 export PYTHONPATH=harness
 : > "$RAW/ours.jsonl"
 one() { # problem candidate inputs
-  local t0 line
+  local t0 line err
   t0=$(date +%s%N)
-  line=$(python3 -m kernelevolve_harness evaluate --spec "$1" --candidate "$2" --inputs "$3" --json 2>> "$RAW/ours.log" | tail -1)
-  [ -n "$line" ] || line='{"status": "error", "reason": "evaluate printed nothing (see ours.log)"}'
+  err=$(mktemp)
+  line=$(python3 -m kernelevolve_harness evaluate --spec "$1" --candidate "$2" --inputs "$3" --json 2> "$err" | tail -1)
+  cat "$err" >> "$RAW/ours.log"
+  # no verdict: the harness's own sentence (a problem refused for memory exits 2 with it on stderr)
+  [ -n "$line" ] || line=$(python3 -c 'import json,sys; t=open(sys.argv[1]).read().strip().splitlines(); print(json.dumps({"status": "no verdict", "reason": t[-1] if t else "evaluate printed nothing"}))' "$err")
+  rm -f "$err"
   python3 -c 'import json,sys; v=json.loads(sys.argv[1]); v.update(problem=sys.argv[2], candidate=sys.argv[3], inputs=sys.argv[4], wall_s=float(sys.argv[5])); print(json.dumps(v))' \
     "$line" "$1" "$2" "$3" "$(( ($(date +%s%N) - t0) / 1000000 ))e-3" >> "$RAW/ours.jsonl" 2>> "$RAW/ours.log"
   echo "$(basename "$1" .py) $(basename "$2" .py) --inputs $3: $(tail -1 "$RAW/ours.jsonl" | cut -c1-220)"
 }
-# PAR evaluations at a time (default 1): their checks overlap, their timed sections take the harness's lock in turn
-# each told its share of the GPU's free memory, as the level runner does
+# PAR evaluations at a time (default 1): their checks overlap, their timed sections take the harness's lock in turn,
+# each told its share of the GPU's free memory, as the level runner does. At most 2 on an H200: judging one of these
+# problems holds 32-43 GB (a share of 26 GB, at PAR=4, refused every problem but cumsum up front)
 if (( ${PAR:-1} > 1 )) && [ -z "${DRY:-}" ] && [ -z "${KERNELEVOLVE_DEVICE_MEMORY_BYTES:-}" ]; then
   KERNELEVOLVE_DEVICE_MEMORY_BYTES=$(python3 -c "import torch; print(int(torch.cuda.mem_get_info()[0] * 0.75 / ${PAR}))")
   export KERNELEVOLVE_DEVICE_MEMORY_BYTES
