@@ -25,6 +25,7 @@ from .backends import Backend, BackendError, Build, get_backend
 from . import kernelbench_timing
 from .device_lock import device_lock
 from .protocol import Channel, ChannelClosed, ChannelTimeout, DrainedChannel
+from .reference_answers import ReferenceAnswers
 from .spec import SpecError, read_header
 from .ratios import LEVEL, apart, disagreeing, intervals, lower_quartile, median, shape_estimate, wide
 from .static_c import strip_comments
@@ -38,8 +39,6 @@ HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Stage timeouts in seconds, before --timeout-scale. Correctness and timing are per message (per call, per shape).
 TRACE = bool(os.environ.get("KERNELEVOLVE_TRACE"))  # stage timestamps on stderr, for finding slow stages
-# expected outputs asked of the reference ahead of need, at most (memory_plan.py)
-PREFETCH_BYTES = int(float(os.environ.get("KERNELEVOLVE_PREFETCH_BYTES", 2 << 30)))
 TIMEOUTS = {"compile": 180.0, "reference": 300.0, "load": 120.0, "correctness": 60.0, "timing": 120.0, "verify": 120.0}
 
 
@@ -207,14 +206,7 @@ class Judge:
         self.ref: Optional[Process] = None
         self.worker: Optional[Process] = None
         self.imports: Optional[threading.Thread] = None
-        self.ref_cache: Dict[str, Tuple[Dict[str, Any], List[Any]]] = {}
-        self.ref_pending: List[str] = []  # keys asked of the reference process, in the order it answers
-        self.ref_queue: List[Tuple[str, int, int, float, bool]] = []  # keys wanted, not asked yet (ref_bytes: too large)
-        self.ref_answers: Dict[str, Dict[str, Any]] = {}  # answers without outputs, by key (_ask_reference)
-        self.ref_headers: Dict[str, Dict[str, Any]] = {}  # reference_header's, by draw
-        self.on_device = False  # outputs compared where they are (device_outputs.py): set once the reference is ready
-        self.share_bytes: Optional[int] = None
-        self.ref_bytes = 0  # one answer's outputs, in bytes (0: not known, every key is asked at once)
+        self.answers: Optional[ReferenceAnswers] = None  # the conversation with the reference (reference_answers.py)
         self.rng = secrets.SystemRandom()
         self.stage = "compile"
         self.t0 = time.monotonic()
@@ -266,6 +258,9 @@ class Judge:
             raise SpecError(f"The baseline {self.baseline_path} does not build; fix it first:\n{_tail(base_build.log, 2000)}")
         self.backend.prepare_caches(self.header.path, base_text, self.workdir)
         self.ref = self._start("reference", base_build)
+        ref = self.ref
+        self.answers = ReferenceAnswers(ref.send, lambda: self._recv(ref, "reference"), self.stages,
+                                        lambda: self.info.get("tolerance") or {})
         self.worker = self._start("candidate", base_build)
         # numpy and the comparison (~80 ms of imports) load while the candidate compiles, not at the first check
         self.imports = threading.Thread(target=_import_checks, name="import-checks", daemon=True)
@@ -301,7 +296,7 @@ class Judge:
         self.threads_allowed = threads_allowed
         self.worker.send({"type": "candidate", "candidate_artifact": cand_build.artifact, "seeds": self.seeds,
                           "outputs": self.outputs, "inplace": self.inplace, "threads_allowed": threads_allowed,
-                          "inputs": self.opts.inputs, "share_bytes": self.share_bytes})
+                          "inputs": self.opts.inputs, "share_bytes": self.answers.share_bytes})
         t = time.monotonic()
         self._expect("loaded", "load")
         self._correctness()
@@ -360,11 +355,8 @@ class Judge:
         if header["type"] != "ready":
             raise SpecError(f"The reference process failed: {header.get('message', header['type'])}")
         self.ref_outputs = header["outputs"]
-        self.ref_bytes = int(header.get("output_bytes") or 0)
-        # device_outputs.py: a GPU's outputs from this size on are compared where they are, by the reference process
-        from . import device_outputs
-        self.share_bytes = device_outputs.share_bytes() if header.get("shareable") else None
-        self.on_device = self.share_bytes is not None and self.ref_bytes >= self.share_bytes
+        assert self.answers is not None
+        self.answers.ready(header)  # the outputs' size, and whether they can be compared where they are
         self.ref_inplace = header["inplace"]
         if header.get("log"):
             self.ref.log_path = header["log"]  # a shared reference logs in its own folder
@@ -373,113 +365,6 @@ class Judge:
             sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] reference: compiled {header.get('compiled', 0)} "
                              f"new cache entries for the baseline\n")
         return header["info"]
-
-    @staticmethod
-    def _key(shape: int, seed: int, factor: float, wide: bool = False) -> str:
-        return f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
-
-    def prefetch(self, wanted: List[Tuple[int, int, float]], wide: bool = False, now: bool = False) -> None:
-        """Asks the reference process for expected outputs ahead of need; it answers in order, computing the
-        next while the judge compares the last. Each answer waits in the judge's memory until it is used, so no
-        more are asked or held at a time than PREFETCH_BYTES of outputs hold (one more where the judge needs it
-        now). wide: on the robustness pass's inputs (wide_inputs.py)."""
-        assert self.ref is not None
-        if getattr(self, "on_device", False) and not now:
-            # compared on the device: an expected output asked ahead would cross to this process for nothing (`now`:
-            # one the judge needs, for outputs a worker sent as bytes after all)
-            return
-        for shape, seed, factor in wanted:
-            key = self._key(shape, seed, factor, wide)
-            if key not in self.ref_cache and key not in self.ref_pending and all(q[0] != key for q in self.ref_queue):
-                self.ref_queue.append((key, shape, seed, factor, wide))
-        self._ask()
-
-    def _ask(self, first: str = "") -> None:
-        """Sends queued requests while the answers outstanding and those received but not yet used fit
-        PREFETCH_BYTES; `first` (the key the judge waits for) goes first, and is sent even past that room when
-        nothing else is outstanding."""
-        assert self.ref is not None
-        self.ref_queue.sort(key=lambda q: q[0] != first)  # stable: the rest keep their order
-        room = max(1, PREFETCH_BYTES // self.ref_bytes) if self.ref_bytes else len(self.ref_queue) + len(self.ref_cache)
-        while self.ref_queue and (len(self.ref_pending) + len(self.ref_cache) < room
-                                  or (first and self.ref_queue[0][0] == first and not self.ref_pending)):
-            key, shape, seed, factor, wide = self.ref_queue.pop(0)
-            self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key, "wide": wide})
-            self.ref_pending.append(key)
-
-    def _take_answer(self, wait: str) -> None:
-        """Receives the reference's next answer (for the oldest key asked) into the cache; the seconds waited
-        for it are added to the stage `wait` (diagnostics: a shared reference serves other judges too)."""
-        assert self.ref is not None
-        from .arrays import from_npy
-        from .compare import Expected
-        t = time.monotonic()
-        header, blobs = self._recv(self.ref, "reference")
-        self.stages[wait] = self.stages.get(wait, 0.0) + time.monotonic() - t
-        if header["type"] == "spec_error":
-            raise SpecError(header["message"])
-        got = self.ref_pending.pop(0)
-        if header.get("key") != got:
-            raise SpecError(f"The reference process answered {header.get('key')!r} for {got!r}.")
-        if "#" in got:  # asked with a question of its own (_ask_reference): no outputs
-            self.ref_answers[got] = header
-            return
-        self.ref_bytes = max(self.ref_bytes, sum(len(b) for b in blobs))
-        tol = self.info.get("tolerance") or {}
-        self.ref_cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol, got.endswith(":wide"))
-                                        for k, b in enumerate(blobs)])
-
-    def _settle_reference(self) -> None:
-        """Takes every answer asked so far, and asks what else the room allows, until nothing of this judge's is
-        outstanding: called before a timed pass takes the lock, so the reference's work for this evaluation
-        (on the same device) never runs beside its timed rounds."""
-        while self.ref_pending:
-            self._take_answer("reference_wait_timing_s")
-            self._ask()
-
-    def reference(self, shape: int, seed: int, factor: float, wide: bool = False) -> Tuple[Dict[str, Any], List[Any]]:
-        """The expected outputs for (shape, seed, input scale), from the clean reference process; cached."""
-        key = self._key(shape, seed, factor, wide)
-        if key not in self.ref_cache:
-            assert self.ref is not None
-            self.prefetch([(shape, seed, factor)], wide, now=True)
-            if key not in self.ref_pending:
-                self._ask(first=key)
-            # time spent waiting for the reference process, before and after timing
-            wait = "reference_wait_verify_s" if "timing_s" in self.stages else "reference_wait_correctness_s"
-            while key not in self.ref_cache:
-                self._take_answer(wait)
-                self._ask(first=key)
-        return self.ref_cache[key]
-
-    def _ask_reference(self, shape: int, seed: int, factor: float, wide: bool, question: Dict[str, Any]) -> Dict[str, Any]:
-        """One question to the reference process about (shape, seed, scale) whose answer carries no outputs
-        (device_outputs.py): {"compare": ...} or {"headers_only": True}. Answers come in the order asked."""
-        assert self.ref is not None
-        self.ref_asked = getattr(self, "ref_asked", 0) + 1
-        key = self._key(shape, seed, factor, wide) + f"#{self.ref_asked}"
-        self.ref.send({"type": "ref", "shape": shape, "seed": seed, "factor": factor, "key": key, "wide": wide,
-                       **question})
-        self.ref_pending.append(key)
-        wait = "reference_wait_verify_s" if "timing_s" in self.stages else "reference_wait_correctness_s"
-        while key not in self.ref_answers:
-            self._take_answer(wait)
-        return self.ref_answers.pop(key)
-
-    def reference_header(self, shape: int, seed: int, factor: float, wide: bool = False) -> Dict[str, Any]:
-        """What the reference says of one draw (fingerprints; narrow or not), without its outputs where they are
-        compared on the device."""
-        if not self.on_device:
-            return self.reference(shape, seed, factor, wide)[0]
-        key = self._key(shape, seed, factor, wide)
-        if key not in self.ref_headers:
-            self.ref_headers[key] = self._ask_reference(shape, seed, factor, wide, {"headers_only": True})
-        return self.ref_headers[key]
-
-    def _forget(self, shape: int, seed: int, factor: float, wide: bool = False) -> None:
-        """Lets go of expected outputs once checked (asked for again, they are computed again): with outputs of
-        several GB, every one kept would hold the judge's memory (memory_plan.py)."""
-        self.ref_cache.pop(self._key(shape, seed, factor, wide), None)
 
     # --- messages ---------------------------------------------------------------------------------------
     def _recv(self, proc: Process, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
@@ -540,7 +425,7 @@ class Judge:
         if header.get("shared") is not None:
             self._check_on_device(header, shape, seed, factor, where, wide)
             return []
-        ref_header, ref_outs = self.reference(shape, seed, factor, wide)
+        ref_header, ref_outs = self.answers.expected(shape, seed, factor, wide)
         digests, ref_digests = header.get("digests") or [], ref_header["digests"]
         for j, (d, rd) in enumerate(zip(digests, ref_digests)):
             if rd is not None and j not in self.outputs and j not in self.inplace and d != rd:
@@ -569,10 +454,10 @@ class Judge:
         # the worker decides call by call, from the outputs' size, whether to share them; `on_device` (from the
         # first shape's outputs) only says whether expected outputs are asked ahead as bytes. A spec whose later
         # shape alone reaches the threshold shares those calls' outputs (Liger's softmax on an H200).
-        if self.share_bytes is None or not isinstance(header["shared"], list):
+        if self.answers.share_bytes is None or not isinstance(header["shared"], list):
             raise Verdict("runtime_error", "The worker shared its outputs where this evaluation compares them here.")
         dtypes = header.get("dtypes") or []
-        answer = self._ask_reference(shape, seed, factor, wide, {"compare": {"outputs": header["shared"],
+        answer = self.answers.ask(shape, seed, factor, wide, {"compare": {"outputs": header["shared"],
                                                                              "dtypes": dtypes}})
         self.worker.send({"type": "compared"})
         if answer.get("unopened"):
@@ -597,10 +482,10 @@ class Judge:
 
     def _correctness(self) -> None:
         assert self.worker is not None
-        self.prefetch([(i, seed, 1.0) for i in range(len(self.shapes)) for seed in self.seeds])
+        self.answers.prefetch([(i, seed, 1.0) for i in range(len(self.shapes)) for seed in self.seeds])
         wide = self.opts.inputs == "wide"
         if wide:
-            self.prefetch([(i, self.seeds[0], 1.0) for i in range(len(self.shapes))], wide=True)
+            self.answers.prefetch([(i, self.seeds[0], 1.0) for i in range(len(self.shapes))], wide=True)
         first: Dict[Tuple[int, int], Tuple[List[Any], List[str]]] = {}
         widened: List[int] = []  # the shapes judged on wide inputs
         while True:
@@ -625,7 +510,7 @@ class Judge:
                     from .robustness import require_every_pass
                     require_every_pass(self, widened)
                     for i in range(len(self.shapes)):  # checked: the wide expected outputs are not needed again
-                        self._forget(i, self.seeds[0], 1.0, wide=True)
+                        self.answers.forget(i, self.seeds[0], 1.0, wide=True)
                 return
             if header["type"] != "call":
                 raise Verdict("runtime_error", f"The worker sent {header['type']!r} during correctness checks.")
@@ -650,7 +535,7 @@ class Judge:
             if rep == 1:  # both runs checked: neither their outputs nor the expected ones are needed again (the
                 # call on the same buffers with this seed's inputs came before its runs)
                 first.pop((i, seed), None)
-                self._forget(i, seed, 1.0)
+                self.answers.forget(i, seed, 1.0)
 
     def _expect_any(self, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
         assert self.worker is not None
@@ -671,7 +556,7 @@ class Judge:
         for i in shapes:
             self.current = (i, None)
             self._timing_message("prepared", i)
-            self._settle_reference()
+            self.answers.settle()
             t = time.monotonic()
             with device_lock(self.opts.lock, held):
                 self.stages["lock_wait_s"] = self.stages.get("lock_wait_s", 0.0) + time.monotonic() - t
@@ -685,7 +570,7 @@ class Judge:
             received[i].append(header)
             # The inputs of this pass's kept calls are known now: the reference computes their outputs while the
             # worker prepares the next pass (settled before that pass takes the lock) instead of after the last.
-            self.prefetch([(i, e["seed"], e["factor"]) for e in header["verify"] + [header["fresh"]]])
+            self.answers.prefetch([(i, e["seed"], e["factor"]) for e in header["verify"] + [header["fresh"]]])
             self._note_phases(i, header)
             if TRACE:  # wall-clock, to be set beside the lock's holds (test_timing_lock.py)
                 spans = checked.get("spans") or {}
@@ -773,7 +658,7 @@ class Judge:
         self.current = None
         asked = kernelbench_timing.request(self.backend.name)
         if asked:  # KernelBench's eager timing, beside ours: timing too, so under the lock
-            self._settle_reference()
+            self.answers.settle()
             t = time.monotonic()
             with device_lock(self.opts.lock, held):
                 self.stages["lock_wait_s"] += time.monotonic() - t
@@ -788,7 +673,7 @@ class Judge:
         # of the fresh-input call), while the reference process computes the expected outputs for all of it.
         kept = [(i, e["seed"], e["factor"]) for i, passes in enumerate(received) for h in passes
                 for e in h["verify"] + [h["fresh"]]]
-        self.prefetch(kept)
+        self.answers.prefetch(kept)
         # a key kept twice (a CUDA graph refills each buffer set with the same input set every replay) is computed
         # once and let go after its last check
         uses: Dict[Tuple[int, int, float], int] = {}
@@ -818,7 +703,7 @@ class Judge:
                     k = (i, v["seed"], v["factor"])
                     uses[k] = uses.get(k, 1) - 1
                     if uses[k] <= 0:
-                        self._forget(*k)
+                        self.answers.forget(*k)
                     left -= 1
                 blobs, part = [], []  # the received outputs go before the next call's arrive
             header = passes[0]

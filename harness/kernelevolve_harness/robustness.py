@@ -22,7 +22,7 @@ def check_wide_call(judge: Any, header: Dict[str, Any], blobs: List[Any], enable
     if not enabled:
         raise Verdict("runtime_error", f"The worker ran the robustness pass on shape {where}, which this evaluation "
                                        f"turned off (--inputs problem).")
-    ref_header = judge.reference_header(i, seed, 1.0, wide=True)
+    ref_header = judge.answers.header(i, seed, 1.0, wide=True)
     if not ref_header.get("narrow"):
         raise Verdict("runtime_error", f"The worker ran the robustness pass on shape {where}, whose inputs are not "
                                        f"narrow.")
@@ -39,7 +39,7 @@ def check_wide_call(judge: Any, header: Dict[str, Any], blobs: List[Any], enable
 def require_every_pass(judge: Any, widened: List[int]) -> None:
     """Every shape whose draw the reference found narrow was judged on wide inputs."""
     for i in range(len(judge.shapes)):
-        ref_header = judge.reference_header(i, judge.seeds[0], 1.0, wide=True)
+        ref_header = judge.answers.header(i, judge.seeds[0], 1.0, wide=True)
         if ref_header.get("narrow") and i not in widened:
             raise Verdict("runtime_error", f"The worker skipped the robustness pass on shape "
                                            f"{_shape_text(judge.shapes[i])} ({ref_header['narrow']}).")
