@@ -40,7 +40,7 @@ export function startEditorRun(req: EvolveRequest): Promise<StartedRun> {
   return startRun({
     specPath: req.specPath,
     resume: req.resumeDir ? RunStore.load(req.resumeDir) : undefined,
-    settings: { operators: s.operators, budget: s.budget, timeMin: s.timeMinutes, plateau: s.plateau, target: s.targetSpeedup, model: s.model },
+    settings: { operators: s.operators, budget: s.budget, timeMin: s.timeMinutes, plateau: s.plateau, target: s.targetSpeedup, model: s.model, inputs: s.inputs },
     config: s.config,
     llmEndpoint: { baseURL: s.baseURL, apiKey: req.apiKey },
     hostOptions: req.hostOptions,

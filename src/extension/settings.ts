@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { ConfigError } from '../contract/config';
 import { validateConfig, type KernelEvolveConfig } from '../remote/hostConfig';
 import { OPERATOR_NAMES } from '../run/operatorRegistry';
+import type { InputsMode } from '../contract/job';
 
 export interface EvolveSettings {
   config: KernelEvolveConfig;
@@ -14,6 +15,8 @@ export interface EvolveSettings {
   targetSpeedup?: number;
   model?: string;
   baseURL?: string;
+  /** kernelEvolve.inputs: `problem` judges by the spec's inputs alone (no robustness pass). */
+  inputs?: InputsMode;
 }
 
 /** Reads and checks the settings; throws ConfigError with every problem in one message. */
@@ -33,7 +36,9 @@ export function readSettings(scope?: vscode.Uri): EvolveSettings {
   const timeMinutes = c.get<number>('budget.minutes') || undefined;
   const plateau = c.get<number>('budget.plateau') || undefined;
   const targetSpeedup = c.get<number>('budget.targetSpeedup') || undefined;
-  return { config, operators, budget, timeMinutes, plateau, targetSpeedup, model, baseURL };
+  const inputs = c.get<string>('inputs') || 'wide';
+  if (inputs !== 'wide' && inputs !== 'problem') throw new ConfigError(`The setting kernelEvolve.inputs is "${inputs}"; use "wide" (the default) or "problem".`);
+  return { config, operators, budget, timeMinutes, plateau, targetSpeedup, model, baseURL, inputs };
 }
 
 /** A settings problem as the message a user sees, with a button to open the settings. */

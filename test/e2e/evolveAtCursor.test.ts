@@ -26,6 +26,8 @@ const server = new CodeServer({
     'kernelEvolve.budget.candidates': 8,
     'kernelEvolve.operators': ['tune'],
     'kernelEvolve.hosts': hosts,
+    // judged by the spec's inputs alone (its draws are signed normals: the same judgement as the default's)
+    'kernelEvolve.inputs': 'problem',
   },
 });
 let wb: Workbench;
@@ -128,8 +130,10 @@ describe('Evolve Kernel at Cursor in code-server', () => {
   it('gives the winner one figure in the panel, its row, the lens and the Accept notification; accepts it change by change; saves only on Ctrl+S', async () => {
     const runsDir = path.join(ws, '.kernelevolve', 'runs');
     const [runId] = readdirSync(runsDir);
-    const run = readJson<{ best: { id: string; speedup: number; interval?: [number, number]; confirmed?: boolean } }>(path.join(runsDir, runId, 'run.json'));
+    const run = readJson<{ best: { id: string; speedup: number; interval?: [number, number]; confirmed?: boolean }; options: { inputs?: string } }>(path.join(runsDir, runId, 'run.json'));
     expect(run.best.speedup).toBeGreaterThan(1);
+    // the setting kernelEvolve.inputs reached the run
+    expect(run.options.inputs).toBe('problem');
     // The best is the confirmed one (judged again at the end); every place gives its confirmed figure, with the
     // interval the harness measured it in.
     expect(run.best.confirmed).toBe(true);

@@ -1,7 +1,7 @@
 // The editor's path to the engine without the editor: a real run on the local host (real g++, real
 // harness) reported as panel deltas, then read back from the run store as a reloaded window would.
 import { FIGURE_CONFIRMATIONS } from '../../src/engine/leaderConfirmation';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -82,6 +82,22 @@ describe('engineRunner', () => {
     const details = await candidateDetails(stored.header.runId, storedBest, reloaded.baseline, reloaded.view.sourcePath);
     expect(details.confirmation).toMatchObject({ state: 'confirmed', score: storedBest.score });
     expect(details.confirmation!.measurements.map((m) => m.speedup)).toEqual([storedBest.verdict!, ...storedBest.confirmations!].map((v) => v.speedup));
+  }, 240_000);
+
+  it('the setting kernelEvolve.inputs reaches the run: "problem" is in its options (run.json), which its jobs and a resumed run take', async () => {
+    const dir = path.join(ws, 'inputs');
+    cpSync(path.resolve('examples/cpp/matmul_blocked'), dir, { recursive: true, filter: (src) => !src.includes('candidates') });
+    const storeRoot = path.join(dir, '.kernelevolve', 'runs');
+    const stop = new AbortController();
+    await runEvolution({
+      specPath: path.join(dir, 'spec.py'), settings: { config: DEFAULT_CONFIG, operators: ['tune'], budget: 1, inputs: 'problem' },
+      storeRoot, signal: stop.signal,
+      // the baseline's verdict is enough: what the run was started with is in its record
+      onEvent: (ev) => { if (ev.type === 'candidate-evaluated') stop.abort(); },
+    });
+    const [stored] = await listStoredRuns(storeRoot);
+    const record = JSON.parse(readFileSync(path.join(stored.header.runDir, 'run.json'), 'utf8'));
+    expect(record.options.inputs).toBe('problem');
   }, 240_000);
 
   it('a second stop (quit) ends the run without confirming the leaders', async () => {
