@@ -60,6 +60,7 @@ walls = {}
 for line in open(os.path.join(root, "wall.txt")):
     name, rc, wall = line.split()
     walls[name] = (int(rc), float(wall))
+notes = []
 print("| kernel | wall s | within 60 s | candidates (judged / cancelled) | search s | confirmation s | best |")
 print("|---|---:|---|---|---:|---:|---|")
 for name, (rc, wall) in sorted(walls.items()):
@@ -84,7 +85,26 @@ for name, (rc, wall) in sorted(walls.items()):
         what += "; table: " + "; ".join(f"{k} -> {v}" for k, v in (meta.get("knobs") or {}).items())
     elif best.get("id") == "c0000":
         what = "no faster variant on these shapes"
-    print(f"| {name} | {wall:.1f} | {'yes' if wall <= 60 else 'NO'} | {len(metas) - 1} ({judged} / {cancelled}) | {search_s:.1f} | {max(0.0, wall - search_s):.1f} | {what} |")
+    base_verdict = summary.get("baseline") or {}
+    if base_verdict.get("status") != "ok":
+        what = f"the baseline is {base_verdict.get('status')}: {(base_verdict.get('reason') or '')[:160]}"
+    within = "-" if base_verdict.get("status") != "ok" else "yes" if wall <= 60 else "NO"
+    print(f"| {name} | {wall:.1f} | {within} | {len(metas) - 1} ({judged} / {cancelled}) | {search_s:.1f} | {max(0.0, wall - search_s):.1f} | {what} |")
+    # where a candidate's time went: the baseline's stages, and the candidates' medians (the verdicts' stages)
+    def stages(m):
+        return (m.get("verdict") or {}).get("stages") or {}
+    keys = ("total_s", "correctness_s", "reference_wait_correctness_s", "lock_wait_s", "timing_s",
+            "reference_wait_timing_s", "verify_s")
+    base = next((m for m in metas if m["id"] == "c0000"), {})
+    others = [stages(m) for m in metas if m["id"] != "c0000" and stages(m)]
+    def med(k):
+        xs = sorted(x.get(k, 0) for x in others)
+        return xs[len(xs) // 2] if xs else 0
+    notes.append(f"{name}: baseline " + ", ".join(f"{k[:-2]} {stages(base).get(k, 0):.2f}" for k in keys)
+                 + f"; candidates (median of {len(others)}) " + ", ".join(f"{k[:-2]} {med(k):.2f}" for k in keys))
+print("\nwhere the time went (s):")
+for line in notes:
+    print("  " + line)
 PY
 fi
 
