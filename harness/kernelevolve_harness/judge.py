@@ -284,7 +284,11 @@ class Judge:
             if syms is not None and kernel not in syms:
                 raise Verdict("compile_error", f'The candidate does not export the kernel "{kernel}"; '
                                                f'declare it extern "C" with the baseline\'s signature.')
+        t = time.monotonic()
         info = self._reference_ready()
+        # what of the reference's start (its process, the baseline's probe and compiles) the candidate's compile
+        # did not cover: a new spec's first evaluation on a host waits here
+        self.stages["reference_ready_wait_s"] = time.monotonic() - t
         self.backend.share_baseline()
         self.info = info
         self.shapes: List[Dict[str, Any]] = info["shapes"]

@@ -39,6 +39,8 @@ def test_later_evaluations_reuse_the_reference_the_first_started(harness: Harnes
     assert first["workers"] == {"reference": "shared (started)", "candidate": "warm"}, first["workers"]
     assert wrong["workers"]["reference"] == again["workers"]["reference"] == "shared (reused)"
     assert first["status"] == again["status"] == "ok", (first, again)
+    # the wait for the reference to be ready (its start, for the first) is a stage of its own
+    assert all(v["stages"].get("reference_ready_wait_s", -1) >= 0 for v in (first, again)), (first, again)
     assert wrong["status"] == "incorrect" and "Wrong result" in wrong["reason"], wrong
     private = run_judge(harness, warm_dir, WRONG, KERNELEVOLVE_SHARED_REFERENCE="0")
     assert private["workers"]["reference"] == "warm" and private["status"] == "incorrect"
