@@ -30,11 +30,31 @@ export class RunsPanel {
 
   /** Shows the panel from its activity-bar icon unless it is already on screen. */
   async open(): Promise<void> {
-    const sidebarTitle = this.page.locator('.part.sidebar:visible .title-label');
-    const showing = (await sidebarTitle.count()) > 0 && /KernelEvolve/i.test(await sidebarTitle.first().innerText());
-    // The icon toggles the side bar: click it only when the panel is not already the one showing.
-    if (!showing) await this.page.locator('.activitybar .action-item a[aria-label^="KernelEvolve"]').first().click();
-    await this.frame(120_000);
+    // The icon toggles the side bar: click it only when the panel is not already the one showing. After a window
+    // reload two things were seen to leave the panel blank: the workbench restoring the panel just after the check
+    // (the click then hides it), and VS Code's "Error loading webview" (its service worker, not the extension). So
+    // while it does not render: look again, then hide and show it (a new webview), then reload the window once.
+    const icon = this.page.locator('.activitybar .action-item a[aria-label^="KernelEvolve"]').first();
+    for (let attempt = 0; ; attempt++) {
+      const sidebarTitle = this.page.locator('.part.sidebar:visible .title-label');
+      const showing = (await sidebarTitle.count()) > 0 && /KernelEvolve/i.test(await sidebarTitle.first().innerText());
+      if (!showing) await icon.click();
+      else if (attempt === 2) {
+        await icon.click();
+        await this.page.waitForTimeout(500);
+        await icon.click();
+      } else if (attempt === 3) {
+        await this.page.reload();
+        await this.page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
+        continue;
+      }
+      try {
+        await this.frame(attempt < 4 ? 30_000 : 60_000);
+        return;
+      } catch (e) {
+        if (attempt >= 4) throw e;
+      }
+    }
   }
 
   async rows(): Promise<CandidateRowView[]> {
