@@ -455,14 +455,13 @@ class Judge:
         """A call whose outputs its worker shared (device_outputs.py): the reference process compares them with the
         expected ones where they are; then the worker may let go of them."""
         assert self.worker is not None
-        # the worker decides call by call, from the outputs' size, whether to share them; `on_device` (from the
-        # first shape's outputs) only says whether expected outputs are asked ahead as bytes. A spec whose later
+        # the worker decides call by call, from the outputs' size, whether to share them; `answers.on_device` (from
+        # the first shape's outputs) only says whether expected outputs are asked ahead as bytes. A spec whose later
         # shape alone reaches the threshold shares those calls' outputs (Liger's softmax on an H200).
         if self.answers.share_bytes is None or not isinstance(header["shared"], list):
             raise Verdict("runtime_error", "The worker shared its outputs where this evaluation compares them here.")
         dtypes = header.get("dtypes") or []
-        answer = self.answers.ask(shape, seed, factor, wide, {"compare": {"outputs": header["shared"],
-                                                                             "dtypes": dtypes}})
+        answer = self.answers.ask(shape, seed, factor, wide, {"compare": {"outputs": header["shared"], "dtypes": dtypes}})
         self.worker.send({"type": "compared"})
         if answer.get("unopened"):
             raise Verdict("runtime_error", f"On {where}, the reference process could not open the candidate's outputs "

@@ -12,14 +12,14 @@ import type { KernelEditor } from './pageObjects/kernelEditor';
 import { RunsPanel } from './pageObjects/runsPanel';
 import { Workbench } from './pageObjects/workbench';
 
-// The example's blocked matmul, without its spec: the signature the drafted spec once sized M*N*K, with block
-// sizes the tuner can change (a run goes on proposing until it is stopped).
 // What this machine lacks for Triton, in the order the editor names it: torch, unless a CPU build of torch is
 // installed (then triton, the first import that fails).
 const HAS_TORCH = spawnSync('python3', ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
 const MISSING = HAS_TORCH ? 'triton' : 'torch';
 const NO_MODULE = new RegExp(`No module named '${MISSING}'`);
 
+// The example's blocked matmul, without its spec: the signature the drafted spec once sized M*N*K, with block
+// sizes the tuner can change (a run goes on proposing until it is stopped).
 const MATMUL = readFileSync(path.resolve('examples/cpp/matmul_blocked/matmul.cpp'), 'utf8');
 const matmulLine = MATMUL.split('\n').findIndex((l) => l.includes('C[i] = 0.0f')) + 1;
 

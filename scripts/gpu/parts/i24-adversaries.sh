@@ -40,19 +40,12 @@ one() { # problem candidate inputs
 }
 # PAR evaluations at a time (default 1): their checks overlap, their timed sections take the harness's lock in turn,
 # each told its share of the GPU's free memory, as the level runner does. At most 2 on an H200: judging one of these
-# problems holds 32-43 GB (a share of 26 GB, at PAR=4, refused every problem but cumsum up front)
+# problems holds 32-43 GB (a share of 26 GB, at PAR=4, refused every problem but cumsum up front; at PAR=2 each
+# gets 90% of the free memory over 2, about 62 GiB)
 if (( ${PAR:-1} > 1 )) && [ -z "${DRY:-}" ] && [ -z "${KERNELEVOLVE_DEVICE_MEMORY_BYTES:-}" ]; then
-  KERNELEVOLVE_DEVICE_MEMORY_BYTES=$(python3 -c "import torch; print(int(torch.cuda.mem_get_info()[0] * 0.75 / ${PAR}))")
+  KERNELEVOLVE_DEVICE_MEMORY_BYTES=$(python3 -c "import torch; print(int(torch.cuda.mem_get_info()[0] * 0.9 / ${PAR}))")
   export KERNELEVOLVE_DEVICE_MEMORY_BYTES
   echo "-- $PAR evaluations at a time, each with $((KERNELEVOLVE_DEVICE_MEMORY_BYTES >> 30)) GiB of the GPU"
-fi
-# KernelBench's rule in a process of its own, beside our evaluations (a quarter of the GPU's memory left for it)
-: > "$RAW/rule.jsonl"
-rule=
-if [ -z "${DRY:-}" ]; then
-  python3 scripts/gpu/kernelbench_rule.py "${pairs[@]}" 2> "$RAW/rule.log" | tee "$RAW/rule.jsonl" | sed 's/^/KB rule: /' &
-  rule=$!
-  disown "$rule"
 fi
 for ((i = 0; i < ${#pairs[@]}; i += 2)); do
   for inputs in ${MODES:-wide problem}; do
@@ -61,7 +54,12 @@ for ((i = 0; i < ${#pairs[@]}; i += 2)); do
   done
 done
 wait
-while [ -n "$rule" ] && kill -0 "$rule" 2>/dev/null; do sleep 1; done
+# KernelBench's rule after our evaluations, not beside them: its GPU work takes no timing lock, so beside them it
+# would run under their timed rounds (it draws its inputs on the GPU: about a minute for the eleven pairs)
+: > "$RAW/rule.jsonl"
+if [ -z "${DRY:-}" ]; then
+  python3 scripts/gpu/kernelbench_rule.py "${pairs[@]}" 2> "$RAW/rule.log" | tee "$RAW/rule.jsonl" | sed 's/^/KB rule: /'
+fi
 python3 - "$RAW" <<'PY'
 import json, os, sys
 d = sys.argv[1]
