@@ -62,26 +62,48 @@ def descendants(root: int, spare_warm_servers: bool = True) -> List[int]:
 
 
 def kill_tree(root: int, wait_s: float = 2.0) -> None:
-    """SIGKILL to `root`'s process group and to every process below it (found before the first kill, so no
-    child is orphaned to init before it is seen); then waits, up to wait_s, until each has died (gone, or a zombie
-    its parent has yet to reap): on a loaded machine a killed process can take a moment to die, and whoever hears
-    "stopped" next may look for it."""
-    below = descendants(root)
-    for pid in [root] + below:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    """SIGKILL to `root`, its process group and every process below it; then waits, up to wait_s, until each has
+    died (gone, or a zombie its parent has yet to reap): on a loaded machine a killed process can take a moment to
+    die, and whoever hears "stopped" next may look for it.
+
+    The tree is frozen first: SIGSTOP to the root, then to what is found below it, again until a look finds
+    nothing new. A stopped process cannot fork, so a child born between a look and a kill (a compiler driver
+    starting its next stage, a judge starting a worker) is seen by the next look instead of being orphaned to init,
+    where no look below the root would find it."""
+    frozen: List[int] = [root]
+    seen: Set[int] = {root}
+    _signal(root, signal.SIGSTOP)
+    for _ in range(_FREEZE_LOOKS):
+        new = [pid for pid in descendants(root) if pid not in seen]
+        if not new:
+            break
+        for pid in new:
+            seen.add(pid)
+            frozen.append(pid)
+            _signal(pid, signal.SIGSTOP)
+    for pid in frozen:
+        _signal(pid, signal.SIGKILL)
     try:
         os.killpg(root, signal.SIGKILL)
     except OSError:
         pass
     deadline = time.monotonic() + wait_s
-    left = [root] + below
+    left = frozen
     while left and time.monotonic() < deadline:
         left = [pid for pid in left if _alive(pid)]
         if left:
             time.sleep(0.01)
+
+
+# A tree deeper than this many generations of processes started while it is frozen is not a judge's.
+_FREEZE_LOOKS = 64
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
 
 
 def _alive(pid: int) -> bool:
@@ -92,3 +114,4 @@ def _alive(pid: int) -> bool:
         return stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X")
     except (OSError, ValueError, IndexError):
         return False
+
