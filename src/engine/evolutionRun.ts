@@ -1,8 +1,8 @@
 // One evolution run (OpenEvolve's controller): a graph of candidates grown by operators and judged by hosts.
 // Generation and evaluation are separate queues: operators propose while hosts evaluate, with enough
 // proposals in flight to keep every slot of the pool busy; an operator that speculates proposes from candidates
-// still being judged, and what a verdict makes moot is cancelled (speculation.ts). The baseline (c0000) is judged first; its verdict
-// is the reference. Identical sources (by normalized hash) are judged once. The candidates and their scores
+// still being judged, and what a verdict makes moot is cancelled (speculation.ts). The baseline (c0000) is judged
+// first, with the speculating operators' drafts beside it; if it is not ok the run ends. Identical sources (by normalized hash) are judged once. The candidates and their scores
 // live in the CandidateStore, generation and its budget in the ProposalScheduler, the last judging of the
 // leaders in leaderConfirmation.ts. Every change is an EngineEvent; the run store, the CLI and the editor
 // only listen.
@@ -151,8 +151,10 @@ export class EvolutionRun {
       this.opts.signal?.removeEventListener('abort', onAbort);
       this.opts.quit?.removeEventListener('abort', onAbort);
     }
+    // stopped by the user, or by the run itself (cancelInFlight stops what is in flight after an error)
+    const stoppedByUser = this.stopping;
     await this.cancelInFlight();
-    if (this.error) reason = this.stopping ? 'stopped' : 'error';
+    if (this.error) reason = stoppedByUser ? 'stopped' : 'error';
     if (reason !== 'error' && !this.error) await this.confirmLeaders();
     this.store.settleBest();
     const summary = this.summary();
@@ -194,7 +196,9 @@ export class EvolutionRun {
     const base = this.baseline!;
     if (!base.verdict) {
       if (this.stopping) return 'stopped';
-      await this.evaluate(base);
+      // the units kept for the closing proposals are set aside before drafts may spend them
+      this.scheduler.holdForClosing();
+      await this.besideBaseline(base);
       if (this.stopping) return 'stopped';
       if (this.error) return 'error';
     }
@@ -205,10 +209,32 @@ export class EvolutionRun {
       };
       return 'error';
     }
-    for (const c of this.candidates) if (!c.verdict && c !== base && c.state !== 'cancelled') this.evalQueue.push(c);
+    for (const c of this.candidates) {
+      if (!c.verdict && c !== base && c.state !== 'cancelled' && !this.evaluating.has(c.id) && !this.evalQueue.includes(c)) this.evalQueue.push(c);
+    }
     if ((base.verdict?.shapes?.length ?? 0) >= 2) this.scheduler.holdForClosing();
+    else this.scheduler.releaseClosing();
     this.emitProgress();
     return 'budget';
+  }
+
+  /**
+   * Judges the baseline; meanwhile the operators that speculate (the tuner) draft beside it, and their drafts are
+   * judged on the slots it leaves free. A draft needs the baseline's source, not its verdict (a baseline judged
+   * against itself scores 1 by construction: speculation.ts estimates it so), and each evaluation times its
+   * candidate against the baseline side by side, so no verdict waits for the baseline's. An operator that reads
+   * verdicts (the LLM's profiles and timings) waits for it. If the baseline is not ok, what started beside it is
+   * stopped with the run.
+   */
+  private async besideBaseline(base: Candidate): Promise<void> {
+    const judged = this.evaluate(base);
+    this.track(judged);
+    while (!base.verdict && !this.error && !this.stopping && this.evaluating.has(base.id)) {
+      if (!this.termination()) this.startProposals((op) => !!op.speculates);
+      this.startEvaluations();
+      await this.waitForChange();
+    }
+    await judged;
   }
 
   private async loop(): Promise<TerminationReason> {
@@ -413,10 +439,10 @@ export class EvolutionRun {
   // ------------------------------------------------------------- generation queue
 
   /** Starts as many proposals as the pipeline and budget allow; true when at least one started. */
-  private startProposals(): boolean {
+  private startProposals(only?: (op: Operator) => boolean): boolean {
     let started = false;
     while (!this.stopping) {
-      const pick = this.scheduler.next(this.evalQueue.length + this.evaluating.size);
+      const pick = this.scheduler.next(this.evalQueue.length + this.evaluating.size, only);
       if (!pick) break;
       this.launch(pick.op, pick.parent);
       started = true;

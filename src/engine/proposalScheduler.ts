@@ -59,6 +59,11 @@ export class ProposalScheduler {
     if (budget !== undefined && budget >= 4 && this.used < budget && this.concluding.length) this.closingHeld = 1;
   }
 
+  /** The unit kept for the closing proposals goes back to the search (one shape: no table to build). */
+  releaseClosing(): void {
+    this.closingHeld = 0;
+  }
+
   /** A resumed run's spending so far. */
   resume(counters: { used: number; duplicates?: number; invalid?: number }): void {
     this.used = counters.used;
@@ -93,17 +98,18 @@ export class ProposalScheduler {
   }
 
   /** The next proposal to start, when the budget and the pipeline (with `waiting` candidates) have room. */
-  next(waiting: number): { op: Operator; parent?: Candidate } | undefined {
+  next(waiting: number, only?: (op: Operator) => boolean): { op: Operator; parent?: Candidate } | undefined {
     if (this.budgetLeft() <= 0 || this.proposing + waiting >= this.opts.depth) return undefined;
-    return this.pickOperator();
+    return this.pickOperator(only);
   }
 
-  /** Operators take turns; each drafts (no parent) until the drafting budget is spent, then refines the policy's pick. */
-  private pickOperator(): { op: Operator; parent?: Candidate } | undefined {
+  /** Operators take turns; each drafts (no parent) until the drafting budget is spent, then refines the policy's
+   *  pick. `only`: the operators that may propose now (beside the baseline: those that speculate). */
+  private pickOperator(only?: (op: Operator) => boolean): { op: Operator; parent?: Candidate } | undefined {
     const ops = this.opts.operators;
     for (let i = 0; i < ops.length; i++) {
       const op = ops[(this.turn + i) % ops.length];
-      if (this.disabled.has(op.name) || (this.proposingPerOp.get(op.name) ?? 0) >= Math.min(this.opts.depth, op.concurrency ?? Infinity)) continue;
+      if ((only && !only(op)) || this.disabled.has(op.name) || (this.proposingPerOp.get(op.name) ?? 0) >= Math.min(this.opts.depth, op.concurrency ?? Infinity)) continue;
       if (this.draftsUsed < this.opts.draftBudget && !this.draftsDone.has(op.name)) {
         this.turn = (this.turn + i + 1) % ops.length;
         return { op };

@@ -1,11 +1,12 @@
 // Speculation: proposing from a parent whose verdict is not in yet, so a search whose judged candidates' next
 // steps are used up (or lead nowhere new) still keeps every slot busy instead of waiting for a wave of verdicts.
 // A pending candidate is estimated at its parent's score (a draft just above it: drafts are proposed because the
-// start is assumed poor), and it is expanded when that estimate beats the policy's pick. When the parent's
-// verdict comes in and makes its speculative children moot, they are cancelled: taken off the queue or stopped,
-// never judged. Their budget units stay spent: giving them back starts a new wave of refills after the others are
-// judged, which on a host whose time goes into compiling and checking costs more than the speculation saved (in
-// speculation.test.ts's model of a GPU host, budget 20: 33-45 s with refills, 21-26 s without, 27 s waiting).
+// start is assumed poor; a baseline still being judged counts 1), and it is expanded when that estimate beats the
+// policy's pick. When the parent's verdict comes in and makes its speculative children moot, they are cancelled:
+// taken off the queue or stopped, never judged. Their budget units stay spent: giving them back starts a new wave
+// of refills after the others are judged, which on a host whose time goes into compiling and checking costs more
+// than the speculation saved (in speculation.test.ts's model of a GPU host, budget 20: 33-45 s with refills,
+// 21-26 s without, 27 s waiting).
 import type { Candidate } from './candidate';
 import { scoreInterval, scoreOf } from './pairedScore';
 import { shapeWinners } from './shapeWinners';
@@ -24,6 +25,15 @@ export interface SpeculationView {
   expansions(id: string): number;
 }
 
+/** What a pending candidate's parent is worth as an estimate: its score once judged; the baseline, while it is
+ *  still being judged against itself, 1 (drafts are proposed beside it); anything else pending, nothing (only one
+ *  level of speculation). */
+function estimateOf(parent: Candidate | undefined): number {
+  if (!parent) return 0;
+  if (parent.state === 'done') return scoreOf(parent);
+  return parent.operator === 'baseline' && isPending(parent) ? 1 : 0;
+}
+
 /**
  * The parent to expand: the policy's pick, or a pending candidate of this operator whose estimate (its judged
  * parent's score) beats it. Only one level deep: a pending candidate whose own parent is pending is not expanded.
@@ -33,9 +43,9 @@ export function speculativeParent(view: SpeculationView, operator: string, pick:
   let best: { c: Candidate; estimate: number } | undefined;
   for (const c of view.candidates) {
     if (!isPending(c) || c.operator !== operator || c.mode === 'dispatch' || view.isExhausted(c.id)) continue;
-    const parent = byId.get(c.parents[0]);
-    if (!parent || parent.state !== 'done' || scoreOf(parent) <= 0) continue;
-    const estimate = scoreOf(parent) * (c.mode === 'draft' ? 1 + 1e-9 : 1);
+    const parentScore = estimateOf(byId.get(c.parents[0]));
+    if (parentScore <= 0) continue;
+    const estimate = parentScore * (c.mode === 'draft' ? 1 + 1e-9 : 1);
     // the best estimate; among equals the one expanded least (whichever of them wins, some of its neighbours are
     // already in flight), then the earliest
     if (!best || estimate > best.estimate

@@ -57,6 +57,47 @@ describe('EvolutionRun', () => {
     expect(run.candidates[0].operator).toBe('baseline');
   });
 
+  it('judges the tuner\'s drafts beside the baseline where the pool has room; an operator that does not speculate waits for its verdict', async () => {
+    const evaluator = new LandscapeEvaluator(matmulLandscape, MATMUL, 4, 30);
+    const { run, events } = make({ evaluator, limits: { budget: 10 } });
+    await run.run();
+    const baselineJudged = events.findIndex((e) => e.type === 'candidate-evaluated' && e.candidate.id === 'c0000');
+    const startedBefore = events.slice(0, baselineJudged).filter((e) => e.type === 'candidate-started' && e.id !== 'c0000');
+    expect(startedBefore.length).toBe(3); // the pool's other three slots
+    expect(run.candidates.filter((c) => startedBefore.some((e) => e.type === 'candidate-started' && e.id === c.id))
+      .every((c) => c.operator === 'tune' && c.verdict?.status === 'ok')).toBe(true);
+    expect(run.candidates[0].verdict!.speedup).toBeCloseTo(1, 6);
+
+    const waiting = new RepeatingOperator();
+    const second = make({ evaluator: new LandscapeEvaluator(matmulLandscape, MATMUL, 4, 30), operators: [waiting], limits: { budget: 3 } });
+    let callsBeforeVerdict = -1;
+    second.run.on((e) => {
+      if (e.type === 'candidate-evaluated' && e.candidate.id === 'c0000') callsBeforeVerdict = waiting.calls;
+    });
+    await second.run.run();
+    expect(callsBeforeVerdict).toBe(0);
+    expect(waiting.calls).toBe(3);
+  });
+
+  it('stops the drafts judged beside a baseline that is not ok, and ends with the baseline\'s error', async () => {
+    const broken = MATMUL.replace('BLOCK_M = 64', 'BLOCK_M = 1024').replace('BLOCK_K = 16', 'BLOCK_K = 1024');
+    const slow = new LandscapeEvaluator(matmulLandscape, broken, 4, 30);
+    const evaluator = {
+      totalSlots: 4,
+      // the baseline's verdict comes first; the drafts beside it are still being judged then
+      evaluate: (job: Parameters<typeof slow.evaluate>[0], o?: Parameters<typeof slow.evaluate>[1]) => (job.id === 'c0000'
+        ? slow.evaluate(job, o) : new Promise<never>((_, reject) => o?.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true }))),
+    };
+    const { run, events } = make({ baselineSource: broken, evaluator, limits: { budget: 10 } });
+    const summary = await run.run();
+    const finished = events.find((e) => e.type === 'run-finished');
+    expect(finished?.type === 'run-finished' && finished.reason).toBe('error');
+    expect(finished?.type === 'run-finished' && finished.error?.kind).toBe('baseline');
+    expect(run.candidates.length).toBeGreaterThan(1);
+    expect(run.candidates.slice(1).every((c) => !c.verdict && c.state === 'queued')).toBe(true);
+    expect(summary.best?.id ?? 'c0000').toBe('c0000');
+  });
+
   it('keeps every slot of the pool busy while operators propose', async () => {
     const evaluator = new LandscapeEvaluator(matmulLandscape, MATMUL, 3, 15);
     const { run } = make({ evaluator, limits: { budget: 15 } });
