@@ -7,14 +7,14 @@
 // side, and those alone make its reported figure (pairedScore.ts, Candidate.figureFrom). A lone contender (the only
 // candidate above the baseline, the common case of a suite's small budgets) has nothing to be ranked against: it
 // is judged once more, and that evaluation is its figure. Not counted against the budget; at most 3 x top +
-// MAX_FIGURES x FIGURE_CONFIRMATIONS evaluations, and MAX_FIGURES x FIGURE_CONFIRMATIONS more where figures are
-// judged ahead.
+// MAX_FIGURES x FIGURE_CONFIRMATIONS evaluations, and more where evaluations are judged ahead and not used.
 // Rounds, not evaluations, are what a user waits for where the hosts have free slots (a GPU host of 20): the
 // ranking, the leader's figure and a second leader's figure were three rounds after the first. So where a round
-// leaves room, the candidates that may lead (those judged again already) are judged FIGURE_CONFIRMATIONS more times
-// beside it, ahead: a figure ready for whichever the ranking settles on. Those evaluations never rank anything
-// (kept aside until a leader's figure is asked of them), so they are as unbiased as the ones judged after the
-// pick; one that is not ok counts at once, like any confirmation. A figure judged ahead and never asked for is
+// leaves room, evaluations the rule may ask for next are made beside it and kept aside until it does: the
+// ranking's second evaluation of the two best, where their intervals overlap; and FIGURE_CONFIRMATIONS evaluations
+// of each candidate that may lead (the leader and those being ranked), a figure ready for whichever the ranking
+// settles on. Figures judged ahead never rank anything, so they are as unbiased as the ones judged after the
+// pick; an evaluation judged ahead that is not ok counts at once, like any confirmation. One never asked for is
 // dropped, and the log says so.
 import type { Verdict } from '../contract/verdict';
 import type { Candidate } from './candidate';
@@ -54,11 +54,26 @@ export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
   let ranked = 0;
   let figures = 0;
   const ahead = new Map<Candidate, Verdict[]>();
+  const rankAhead = new Map<Candidate, Verdict>();
   while (!ctx.quit?.aborted) {
     const lone = figures < MAX_FIGURES ? loneContender(store) : undefined;
     let batch = lone ? [lone] : ranked < rankingLimit ? nextBatch(store, top).slice(0, rankingLimit - ranked) : [];
+    // the ranking's next evaluations of these were judged ahead in an earlier round: no round for them
+    const ready = lone ? [] : batch.filter((c) => rankAhead.has(c));
+    if (ready.length) {
+      ranked += ready.length;
+      for (const c of ready) {
+        const v = rankAhead.get(c)!;
+        rankAhead.delete(c);
+        ctx.store.confirmed(c, v);
+        ctx.onConfirmed(c, v);
+      }
+      ctx.log('info', `${ready.map((c) => `${c.id} (${scoreOf(c).toFixed(2)}x)`).join(', ')} judged again for the ranking: the evaluation${ready.length === 1 ? '' : 's'} judged ahead in the round before.`);
+      continue;
+    }
     let what = `once more to confirm ${batch.length === 1 ? 'its' : 'their'} speedup`;
     let hopefuls: Candidate[] = [];
+    let rankers: Candidate[] = [];
     if (lone) {
       // nothing to rank it against, so its next evaluation is not the top of several (unbiased): that one
       // evaluation is its figure. Before, a lone winner was judged once to rank it and three more times for its
@@ -69,7 +84,14 @@ export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
     } else if (batch.length) {
       ranked += batch.length;
       const leader = rankingLeader(store);
-      hopefuls = [...new Set([...(leader ? [leader] : []), ...batch])].filter((c) => isConfirmed(c) && c.figureFrom === undefined);
+      // who may lead once this round is in: the leader and the batch (its first figures are what put it here)
+      hopefuls = [...new Set([...(leader ? [leader] : []), ...batch])].filter((c) => c.figureFrom === undefined && (isConfirmed(c) || batch.includes(c)));
+      // who may be the leader and the runner-up judged once more because their intervals overlap: the two best
+      // of them, where their intervals overlap now and this round leaves them short of RANKING_CONFIRMATIONS
+      const two = hopefuls.slice().sort(byScore).slice(0, 2);
+      if (two.length === 2 && overlap(scoreInterval(two[0]), scoreInterval(two[1]))) {
+        rankers = two.filter((c) => (c.confirmations?.length ?? 0) + (batch.includes(c) ? 1 : 0) < RANKING_CONFIRMATIONS && !rankAhead.has(c));
+      }
     } else {
       const leader = rankingLeader(store);
       if (!leader || leader.figureFrom !== undefined || figures >= MAX_FIGURES) break;
@@ -86,11 +108,15 @@ export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
       const runnerUp = confirmedByScore(store).find((c) => c !== leader && c.figureFrom === undefined);
       if (runnerUp && overlap(scoreInterval(leader), scoreInterval(runnerUp))) hopefuls = [runnerUp];
     }
-    // figures judged ahead, where the round leaves room: the next leader's (or a second one's) without a round of its own
-    const room = Math.floor(((ctx.slots ?? 1) - batch.length) / FIGURE_CONFIRMATIONS);
+    // where the round leaves room on the hosts: the ranking's next evaluation of the two that may need one, then
+    // figures (the next leader's, or a second one's), each without a round of its own later
+    const free = (ctx.slots ?? 1) - batch.length;
+    rankers = rankers.slice(0, Math.max(0, free));
+    const room = Math.floor((free - rankers.length) / FIGURE_CONFIRMATIONS);
     hopefuls = hopefuls.filter((c) => !ahead.has(c)).sort(byScore).slice(0, Math.max(0, Math.min(room, MAX_FIGURES - figures)));
+    const rankText = rankers.length ? `; ${rankers.map((c) => c.id).join(' and ')} once more beside them, should the ranking ask` : '';
     const aheadText = hopefuls.length ? `; ${hopefuls.map((c) => c.id).join(' and ')} ${FIGURE_CONFIRMATIONS} times beside them, for a figure should ${hopefuls.length === 1 ? 'it' : 'one'} lead` : '';
-    ctx.log('info', `Judging ${[...new Set(batch)].map((c) => `${c.id} (${scoreOf(c).toFixed(2)}x)`).join(', ')} ${what}${aheadText}.`);
+    ctx.log('info', `Judging ${[...new Set(batch)].map((c) => `${c.id} (${scoreOf(c).toFixed(2)}x)`).join(', ')} ${what}${rankText}${aheadText}.`);
     const next = new Map<Candidate, number>();
     await Promise.all([
       ...batch.map((c) => {
@@ -98,11 +124,39 @@ export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
         next.set(c, n);
         return confirm(ctx, c, n);
       }),
+      ...rankers.map((c) => rankingAhead(ctx, c, (c.confirmations?.length ?? 0) + (batch.includes(c) ? 2 : 1), rankAhead)),
       ...hopefuls.map((c) => judgeAhead(ctx, c, ahead)),
     ]);
+    // one that lost its place meanwhile needs nothing judged ahead
+    for (const c of [...rankAhead.keys()]) if (scoreOf(c) <= 0) rankAhead.delete(c);
+  }
+  for (const c of rankAhead.keys()) {
+    ctx.log('info', `${c.id}'s evaluation judged ahead for the ranking was not needed (its interval no longer overlapped the leader's); dropped.`);
   }
   for (const c of ahead.keys()) {
     ctx.log('info', `${c.id}'s ${FIGURE_CONFIRMATIONS} evaluations judged ahead for a figure were not needed (it did not lead); dropped.`);
+  }
+}
+
+/** Judges `c` once more for a ranking evaluation it may need (its `n`th confirmation), kept aside until the ranking
+ *  asks for it; one that is not ok counts at once (it is nondeterministic, and loses its place). */
+async function rankingAhead(ctx: ConfirmationContext, c: Candidate, n: number, rankAhead: Map<Candidate, Verdict>): Promise<void> {
+  const controller = new AbortController();
+  const onQuit = () => controller.abort();
+  ctx.quit?.addEventListener('abort', onQuit, { once: true });
+  try {
+    const v = await ctx.judge(c, n, controller.signal);
+    if (v.status !== 'ok') {
+      ctx.store.confirmed(c, v);
+      ctx.onConfirmed(c, v);
+      ctx.log('warn', `${c.id} lost its place: judged again it is ${v.status} (${v.reason}); its earlier figures were not reproducible.`);
+    } else {
+      rankAhead.set(c, v);
+    }
+  } catch (e) {
+    if (!controller.signal.aborted) ctx.log('warn', `${c.id} could not be judged ahead for the ranking (${(e as Error).message.split('\n')[0]}); it is judged in its turn.`);
+  } finally {
+    ctx.quit?.removeEventListener('abort', onQuit);
   }
 }
 
