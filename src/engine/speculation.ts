@@ -51,8 +51,15 @@ export function speculativeParent(view: SpeculationView, operator: string, pick:
     if (!best || estimate > best.estimate
       || (estimate === best.estimate && view.expansions(c.id) < view.expansions(best.c.id))) best = { c, estimate };
   }
-  if (!best) return pick;
+  if (!best) return pick ?? pendingBaseline(view);
   return !pick || best.estimate > scoreOf(pick) ? best.c : pick;
+}
+
+/** The baseline while it is judged against itself, when nothing else can be expanded yet: its neighbours need its
+ *  source, not its verdict (an operator without drafts, such as the tuner on C++ knobs, starts from them). */
+function pendingBaseline(view: SpeculationView): Candidate | undefined {
+  const base = view.candidates.find((c) => c.operator === 'baseline');
+  return base && isPending(base) && !view.isExhausted(base.id) ? base : undefined;
 }
 
 /**

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { detectKnobs, knobValues } from '../../../src/engine/knobs';
 import type { EngineEvent } from '../../../src/engine/events';
 import { EvolutionRun, type EvolutionOptions } from '../../../src/engine/evolutionRun';
 import type { Operator, ProposalBatch, ProposalContext } from '../../../src/engine/operator';
@@ -77,6 +80,32 @@ describe('EvolutionRun', () => {
     await second.run.run();
     expect(callsBeforeVerdict).toBe(0);
     expect(waiting.calls).toBe(3);
+  });
+
+  it('starts from the baseline\'s neighbours beside it when the tuner has no drafts (a C++ kernel with one constant)', async () => {
+    const source = readFileSync(path.join(__dirname, '../../../examples/cpp/softmax_rows/softmax.cpp'), 'utf8');
+    const vec = (text: string) => knobValues(detectKnobs(text, 'clike')).VEC;
+    const starts: string[] = [];
+    let baselineDone = false;
+    const evaluator = {
+      totalSlots: 4,
+      evaluate: async (job: { id: string; candidateSource: string }) => {
+        if (!baselineDone) starts.push(job.id);
+        await new Promise((r) => setTimeout(r, 30));
+        if (job.id === 'c0000') baselineDone = true;
+        const speedup = vec(job.candidateSource) / vec(source) > 1 ? 1 + Math.log2(vec(job.candidateSource)) / 10 : 1;
+        return { status: 'ok' as const, reason: 'Correct.', speedup, host: 'h' };
+      },
+    };
+    const { run } = make({ baselineSource: source, spec: { ...spec, sourcePath: '/x/softmax.cpp', kernel: 'softmax_rows' },
+      operators: [new TuneOperator({ fileName: 'softmax.cpp' })], evaluator, limits: { budget: 6 } });
+    await run.run();
+    expect(run.candidates.some((c) => c.mode === 'draft')).toBe(false);
+    // the baseline and three of its neighbours (and theirs: the baseline counts 1 while it is judged) at once
+    expect(starts.length).toBe(4);
+    const beside = run.candidates.filter((c) => starts.includes(c.id) && c.id !== 'c0000');
+    expect(beside[0].parents).toEqual(['c0000']);
+    expect(beside.every((c) => c.operator === 'tune' && c.speculative)).toBe(true);
   });
 
   it('stops the drafts judged beside a baseline that is not ok, and ends with the baseline\'s error', async () => {
