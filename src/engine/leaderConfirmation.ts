@@ -141,45 +141,48 @@ export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
 /** Judges `c` once more for a ranking evaluation it may need (its `n`th confirmation), kept aside until the ranking
  *  asks for it; one that is not ok counts at once (it is nondeterministic, and loses its place). */
 async function rankingAhead(ctx: ConfirmationContext, c: Candidate, n: number, rankAhead: Map<Candidate, Verdict>): Promise<void> {
-  const controller = new AbortController();
-  const onQuit = () => controller.abort();
-  ctx.quit?.addEventListener('abort', onQuit, { once: true });
   try {
-    const v = await ctx.judge(c, n, controller.signal);
-    if (v.status !== 'ok') {
-      ctx.store.confirmed(c, v);
-      ctx.onConfirmed(c, v);
-      ctx.log('warn', `${c.id} lost its place: judged again it is ${v.status} (${v.reason}); its earlier figures were not reproducible.`);
-    } else {
-      rankAhead.set(c, v);
-    }
+    await untilQuit(ctx, async (signal) => {
+      const v = await ctx.judge(c, n, signal);
+      if (v.status !== 'ok') lostPlace(ctx, c, v, 'its earlier figures were not reproducible');
+      else rankAhead.set(c, v);
+    });
   } catch (e) {
-    if (!controller.signal.aborted) ctx.log('warn', `${c.id} could not be judged ahead for the ranking (${(e as Error).message.split('\n')[0]}); it is judged in its turn.`);
-  } finally {
-    ctx.quit?.removeEventListener('abort', onQuit);
+    ctx.log('warn', `${c.id} could not be judged ahead for the ranking (${(e as Error).message.split('\n')[0]}); it is judged in its turn.`);
   }
 }
 
 /** Judges `c` FIGURE_CONFIRMATIONS times side by side for a figure it may need, kept aside from its ranking; an
  *  evaluation that is not ok counts at once (it is nondeterministic, and loses its place). */
 async function judgeAhead(ctx: ConfirmationContext, c: Candidate, ahead: Map<Candidate, Verdict[]>): Promise<void> {
+  await untilQuit(ctx, async (signal) => {
+    const settled = await Promise.allSettled(Array.from({ length: FIGURE_CONFIRMATIONS }, (_, i) => ctx.judge(c, `figure${i + 1}`, signal)));
+    const verdicts = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = verdicts.find((v) => v.status !== 'ok');
+    if (failed) lostPlace(ctx, c, failed, 'its earlier figures were not reproducible');
+    else if (verdicts.length === FIGURE_CONFIRMATIONS) ahead.set(c, verdicts);
+  });
+}
+
+/** Runs `judging` with a signal that a second Stop (ctx.quit) aborts. */
+async function untilQuit(ctx: ConfirmationContext, judging: (signal: AbortSignal) => Promise<void>): Promise<void> {
   const controller = new AbortController();
   const onQuit = () => controller.abort();
   ctx.quit?.addEventListener('abort', onQuit, { once: true });
   try {
-    const settled = await Promise.allSettled(Array.from({ length: FIGURE_CONFIRMATIONS }, (_, i) => ctx.judge(c, `figure${i + 1}`, controller.signal)));
-    const verdicts = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-    const failed = verdicts.find((v) => v.status !== 'ok');
-    if (failed) {
-      ctx.store.confirmed(c, failed);
-      ctx.onConfirmed(c, failed);
-      ctx.log('warn', `${c.id} lost its place: judged again it is ${failed.status} (${failed.reason}); its earlier figures were not reproducible.`);
-    } else if (verdicts.length === FIGURE_CONFIRMATIONS) {
-      ahead.set(c, verdicts);
-    }
+    await judging(controller.signal);
+  } catch (e) {
+    if (!controller.signal.aborted) throw e;
   } finally {
     ctx.quit?.removeEventListener('abort', onQuit);
   }
+}
+
+/** An evaluation judged again is not ok: it counts at once (the candidate is nondeterministic, and loses its place). */
+function lostPlace(ctx: ConfirmationContext, c: Candidate, v: Verdict, why: string): void {
+  ctx.store.confirmed(c, v);
+  ctx.onConfirmed(c, v);
+  ctx.log('warn', `${c.id} lost its place: judged again it is ${v.status} (${v.reason}); ${why}.`);
 }
 
 /** The leader's figure from the evaluations judged ahead for it. */
@@ -243,20 +246,18 @@ export function nextBatch(store: CandidateStore, top: number): Candidate[] {
 }
 
 async function confirm(ctx: ConfirmationContext, c: Candidate, n: number): Promise<void> {
-  const controller = new AbortController();
-  const onQuit = () => controller.abort();
-  ctx.quit?.addEventListener('abort', onQuit, { once: true });
   const first = scoreOf(c);
   try {
-    const confirmation = await ctx.judge(c, n, controller.signal);
-    ctx.store.confirmed(c, confirmation);
-    ctx.onConfirmed(c, confirmation);
-    if (confirmation.status !== 'ok') {
-      ctx.log('warn', `${c.id} lost its place: judged again it is ${confirmation.status} (${confirmation.reason}); its first ${first.toFixed(2)}x was not reproducible.`);
-    }
+    await untilQuit(ctx, async (signal) => {
+      const confirmation = await ctx.judge(c, n, signal);
+      if (confirmation.status !== 'ok') {
+        lostPlace(ctx, c, confirmation, `its first ${first.toFixed(2)}x was not reproducible`);
+      } else {
+        ctx.store.confirmed(c, confirmation);
+        ctx.onConfirmed(c, confirmation);
+      }
+    });
   } catch (e) {
-    if (!controller.signal.aborted) ctx.log('warn', `${c.id} could not be judged again (${(e as Error).message.split('\n')[0]}); its single measurement stands.`);
-  } finally {
-    ctx.quit?.removeEventListener('abort', onQuit);
+    ctx.log('warn', `${c.id} could not be judged again (${(e as Error).message.split('\n')[0]}); its single measurement stands.`);
   }
 }
