@@ -56,9 +56,15 @@ evaluate() { node bin/kernelevolve.js evaluate --spec "$1" --candidate "$(baseli
 now() { date +%s.%N; }
 
 echo "== (a) first and second evaluate of $(dirname "$first") on a host with no warm server"
-for k in first second; do
+# COMPARE_AB=BYTES: a third, warm like the second, with outputs from BYTES a call on compared on the device
+# (KERNELEVOLVE_DEVICE_COMPARE_BYTES; the softmax's 17-34 MB outputs cross to the judge under the default 64 MiB)
+for k in first second ${COMPARE_AB:+compare-$COMPARE_AB}; do
   t0=$(now)
-  evaluate "$first" > "$RAW/$k.json" 2> "$RAW/$k.log"
+  if [[ $k == compare-* ]]; then
+    KERNELEVOLVE_DEVICE_COMPARE_BYTES=$COMPARE_AB evaluate "$first" > "$RAW/$k.json" 2> "$RAW/$k.log"
+  else
+    evaluate "$first" > "$RAW/$k.json" 2> "$RAW/$k.log"
+  fi
   t1=$(now)
   python3 - "$RAW/$k.json" "$k" "$t0" "$t1" <<'PY'
 import json, sys

@@ -61,8 +61,8 @@ for line in open(os.path.join(root, "wall.txt")):
     name, rc, wall = line.split()
     walls[name] = (int(rc), float(wall))
 notes = []
-print("| kernel | wall s | within 60 s | candidates (judged / cancelled) | search s | confirmation s | best |")
-print("|---|---:|---|---|---:|---:|---|")
+print("| kernel | wall s | within 60 s | candidates (judged / cancelled) | started beside the baseline | search s | confirmation s (rounds) | best |")
+print("|---|---:|---|---|---:|---:|---:|---|")
 for name, (rc, wall) in sorted(walls.items()):
     run_dir = os.path.join(root, name)
     try:
@@ -89,7 +89,11 @@ for name, (rc, wall) in sorted(walls.items()):
     if base_verdict.get("status") != "ok":
         what = f"the baseline is {base_verdict.get('status')}: {(base_verdict.get('reason') or '')[:160]}"
     within = "-" if base_verdict.get("status") != "ok" else "yes" if wall <= 60 else "NO"
-    print(f"| {name} | {wall:.1f} | {within} | {len(metas) - 1} ({judged} / {cancelled}) | {search_s:.1f} | {max(0.0, wall - search_s):.1f} | {what} |")
+    base_done = next((m["timings"].get("finishedAt") for m in metas if m["id"] == "c0000"), None) or 0
+    beside = sum(1 for m in metas if m["id"] != "c0000" and 0 < (m["timings"].get("startedAt") or 0) < base_done)
+    log_path = os.path.join(run_dir, "log.jsonl")
+    rounds = sum(1 for line in open(log_path) if json.loads(line).get("message", "").startswith("Judging")) if os.path.exists(log_path) else 0
+    print(f"| {name} | {wall:.1f} | {within} | {len(metas) - 1} ({judged} / {cancelled}) | {beside} | {search_s:.1f} | {max(0.0, wall - search_s):.1f} ({rounds}) | {what} |")
     # where a candidate's time went: the baseline's stages, and the candidates' medians (the verdicts' stages)
     def stages(m):
         return (m.get("verdict") or {}).get("stages") or {}
