@@ -2,10 +2,10 @@
 // Generation and evaluation are separate queues: operators propose while hosts evaluate, with enough
 // proposals in flight to keep every slot of the pool busy; an operator that speculates proposes from candidates
 // still being judged, and what a verdict makes moot is cancelled (speculation.ts). The baseline (c0000) is judged
-// first, with the speculating operators' drafts beside it; if it is not ok the run ends. Identical sources (by normalized hash) are judged once. The candidates and their scores
-// live in the CandidateStore, generation and its budget in the ProposalScheduler, the last judging of the
-// leaders in leaderConfirmation.ts. Every change is an EngineEvent; the run store, the CLI and the editor
-// only listen.
+// first, with the speculating operators' drafts beside it; if it is not ok the run ends. Identical sources (by
+// normalized hash) are judged once. The candidates and their scores live in the CandidateStore, generation and its
+// budget in the ProposalScheduler, the last judging of the leaders in leaderConfirmation.ts. Every change is an
+// EngineEvent; the run store, the CLI and the editor only listen.
 import * as path from 'node:path';
 import type { EvaluationJob, Evaluator, InputsMode } from '../contract/job';
 import type { Candidate } from './candidate';
