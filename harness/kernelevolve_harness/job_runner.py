@@ -17,6 +17,8 @@ A job is a JSON object:
   timeout_s         the whole evaluation's limit, from its start here; the runner stops it and answers "timeout"
   toolchain         the host's toolchain for a custom-backend spec ({"compile", "run", "knowledge", "hardware"},
                     field by field over the spec's TOOLCHAIN; backends/custom.py)
+  memory_share      the share of the device's memory the evaluation plans within (0 < share <= 1; default the
+                    whole device): evaluations run side by side on one device (memory_plan.py)
 
 The answer is one envelope (a JSON object, ENVELOPE = 1):
 
@@ -75,6 +77,7 @@ class Job:
     lock_device: Optional[str] = None
     timeout_s: Optional[float] = None
     toolchain: Optional[Dict[str, Any]] = None  # the host's toolchain (the custom backend), over the spec's
+    memory_share: Optional[float] = None  # the share of the device's memory the evaluation keeps to (memory_plan.py)
 
 
 def _opt_str(data: Dict[str, Any], key: str) -> Optional[str]:
@@ -135,6 +138,11 @@ def parse_job(data: Any) -> Job:
     if toolchain is not None and not isinstance(toolchain, dict):
         raise JobError('The job\'s "toolchain" must be an object such as {"compile": [...], "run": [...]}.')
     job.toolchain = toolchain
+    share = data.get("memory_share")
+    if share is not None:
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+            raise JobError(f'The job\'s "memory_share" must be a fraction of the device above 0 and at most 1; got {share!r}.')
+        job.memory_share = float(share)
     return job
 
 
@@ -209,6 +217,8 @@ class JobRun:
             env["CUDA_VISIBLE_DEVICES"] = self.job.device
         if self.job.toolchain:
             env["KERNELEVOLVE_TOOLCHAIN"] = json.dumps(self.job.toolchain)
+        if self.job.memory_share is not None:
+            env["KERNELEVOLVE_DEVICE_MEMORY_SHARE"] = f"{self.job.memory_share:g}"
         self._out = open(os.path.join(self.scratch, ".stdout"), "w+b")
         self._err = open(os.path.join(self.scratch, ".stderr"), "w+b")
         self.started_at = time.time()

@@ -22,6 +22,10 @@ O the outputs one call returns in new memory (0 when it writes into its argument
 `KERNELEVOLVE_DEVICE_MEMORY_BYTES` states the memory instead of measuring it (tests; a device shared with other
 work). Measured: on a GPU, the device's free memory plus what this process's allocator holds unused
 (torch.cuda.mem_get_info, memory_reserved - memory_allocated); on a CPU, MemAvailable of /proc/meminfo.
+`KERNELEVOLVE_DEVICE_MEMORY_SHARE` (a fraction, the job's "memory_share") plans within that share of the device's
+whole memory (of the stated memory where it is stated), never more than the measured figure: evaluations run side
+by side on one device (`kernelevolve suite --jobs`) each keep to their share instead of each planning from the
+memory free when it starts.
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
 MEMORY_ENV = "KERNELEVOLVE_DEVICE_MEMORY_BYTES"
+SHARE_ENV = "KERNELEVOLVE_DEVICE_MEMORY_SHARE"
 HEADROOM = 0.9  # of the free memory: the allocator's rounding and fragmentation, the model's own temporaries
 GPU_RESERVE = 1 << 30  # the CUDA context, library workspaces, the 256 MiB L2 flush buffer
 LARGE_SET = 256 << 20  # from this size of a set, memory a process no longer uses goes back to the device at once
@@ -58,9 +63,50 @@ def stated_bytes() -> Optional[int]:
     return value if value > 0 else None
 
 
+def memory_share() -> Optional[float]:
+    """The share of the device this evaluation keeps to (0 < share < 1), or None for the whole device."""
+    text = os.environ.get(SHARE_ENV, "").strip()
+    try:
+        value = float(text) if text else 0.0
+    except ValueError:
+        return None
+    return value if 0 < value < 1 else None
+
+
 def free_bytes(gpu: bool, held: int = 0) -> Tuple[int, str]:
     """(bytes this evaluation may use on its device, where the figure comes from). `held`: arrays this process
     already holds that the plan counts (a measured figure no longer includes them)."""
+    value, source = _measured_bytes(gpu, held)
+    share = memory_share()
+    if share is None:
+        return value, source
+    whole = stated_bytes() or _total_bytes(gpu)
+    if whole is None:
+        return value, source
+    kept = int(whole * share)
+    if kept >= value:
+        return value, f"{source}, within this evaluation's share of {share:.2f} of the device"
+    return kept, f"this evaluation's share of {share:.2f} of the device's {_gb(whole)}, judged beside others"
+
+
+def _total_bytes(gpu: bool) -> Optional[int]:
+    """The device's whole memory: the GPU's, or the host's RAM."""
+    if gpu:
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            return int(torch.cuda.mem_get_info()[1])
+        return None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _measured_bytes(gpu: bool, held: int) -> Tuple[int, str]:
     stated = stated_bytes()
     if stated is not None:
         return stated, f"stated by {MEMORY_ENV}"

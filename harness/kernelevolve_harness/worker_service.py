@@ -241,7 +241,8 @@ class Worker:
                          profile=bool(job.get("profile")), lock_device=gpus,
                          inputs="problem" if job.get("inputs") == "problem" else "wide",
                          toolchain=job.get("toolchain") if isinstance(job.get("toolchain"), dict) else None,
-                         timeout_s=float(timeout) if timeout else None),
+                         timeout_s=float(timeout) if timeout else None,
+                         memory_share=_share(job.get("memory_share"))),
                      scratch=str(scratch), python=self.python, owner=os.getpid())
         self.run = run
         withdrawn = False
@@ -383,3 +384,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _share(value: Any) -> Optional[float]:
+    """A job's memory_share as the runner takes it (a fraction above 0 and at most 1), else the whole device."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        return None
+    return float(value)

@@ -163,6 +163,7 @@ def test_a_wrong_spec_is_a_spec_error_that_says_what_to_fix(tmp_path: Path, cach
     ({"spec": "s.py", "candidate_source": "x", "candidate_name": "../evil.cpp"}, "plain file name"),
     ({"spec": "s.py", "candidate": "c.cpp", "gpu": 1}, "fields this harness does not know: gpu"),
     ({"spec": "s.py", "candidate": "c.cpp", "inputs": "narrow"}, '"inputs" must be "wide" or "problem"'),
+    ({"spec": "s.py", "candidate": "c.cpp", "memory_share": 1.5}, '"memory_share" must be a fraction'),
 ])
 def test_a_malformed_job_is_refused_with_a_sentence(tmp_path: Path, cache_dir: Path, job: Dict[str, Any],
                                                      said: str) -> None:
@@ -252,3 +253,13 @@ def test_the_jobs_inputs_reach_the_judge(tmp_path: Path, cache_dir: Path) -> Non
     job = {"spec": str(SPECS / "narrow" / "hardsigmoid.py"), "candidate": str(candidate)}
     assert run_job(job, tmp_path, cache_dir)["verdict"]["status"] == "narrow_inputs"
     assert run_job(dict(job, inputs="problem"), tmp_path, cache_dir)["verdict"]["status"] == "ok"
+
+
+def test_the_jobs_memory_share_reaches_the_judge(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the same problem fits the machine's stated memory, and is refused within a tenth of it, with the share named
+    job = {"spec": str(SPECS / "narrow" / "hardsigmoid.py"), "candidate": str(SPECS / "narrow" / "hardsigmoid.py")}
+    monkeypatch.setenv("KERNELEVOLVE_DEVICE_MEMORY_BYTES", "2000000")
+    assert run_job(job, tmp_path, cache_dir)["verdict"]["status"] == "ok"
+    e = run_job(dict(job, memory_share=0.1), tmp_path, cache_dir)
+    assert e["outcome"] == "spec_error", e
+    assert "share of 0.10 of the device's 2.00 MB" in e["message"]

@@ -79,6 +79,24 @@ def test_a_problem_that_cannot_fit_is_refused_with_the_arithmetic() -> None:
     assert "batch_size" in text and "more memory" in text
 
 
+def test_a_share_plans_within_that_part_of_the_device_and_never_above_the_measured(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(M.MEMORY_ENV, str(int(40 * M.GB)))
+    monkeypatch.setenv(M.SHARE_ENV, "0.25")
+    value, source = M.free_bytes(gpu=False)
+    assert value == int(10 * M.GB)
+    assert "share of 0.25" in source and "beside others" in source
+    # a share larger than what is measured keeps to the measured figure
+    monkeypatch.delenv(M.MEMORY_ENV)
+    monkeypatch.setenv(M.SHARE_ENV, "0.999")
+    measured, _ = M._measured_bytes(gpu=False, held=0)
+    value, _ = M.free_bytes(gpu=False)
+    assert value <= measured
+    # 1 (or a number that is not a share) means the whole device
+    for text in ("1", "nonsense", "-0.5"):
+        monkeypatch.setenv(M.SHARE_ENV, text)
+        assert M.memory_share() is None
+
+
 def test_the_stated_memory_wins_over_the_measured(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(M.MEMORY_ENV, "123456789")
     assert M.free_bytes(gpu=False) == (123456789, f"stated by {M.MEMORY_ENV}")

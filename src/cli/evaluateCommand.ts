@@ -13,7 +13,7 @@ import { inputsOption } from './inputsOption';
 import { formatVerdict } from './verdictFormat';
 
 export const EVALUATE_USAGE = `usage: kernelevolve evaluate --spec SPEC.py --candidate FILE [--baseline FILE] [--host NAME]
-                            [--config FILE] [--profile] [--inputs wide|problem] [--json]`;
+                            [--config FILE] [--profile] [--inputs wide|problem] [--memory-share F] [--json]`;
 
 export async function evaluateCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -26,6 +26,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
       config: { type: 'string' },
       profile: { type: 'boolean', default: false },
       inputs: { type: 'string' },
+      'memory-share': { type: 'string' },
       json: { type: 'boolean', default: false },
       'accept-new-host-key': { type: 'boolean', default: false },
     },
@@ -33,6 +34,10 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
   });
   if (!values.spec || !values.candidate) throw new CliError(`evaluate needs --spec and --candidate.\n${EVALUATE_USAGE}`);
   const inputs = inputsOption(values.inputs);
+  const memoryShare = values['memory-share'] === undefined ? undefined : Number(values['memory-share']);
+  if (memoryShare !== undefined && !(memoryShare > 0 && memoryShare <= 1)) {
+    throw new CliError(`--memory-share is the fraction of the device's memory the evaluation keeps to, above 0 and at most 1 (e.g. 0.25 for one of four side by side); got "${values['memory-share']}".`);
+  }
   const spec = await describeSpec(values.spec);
   let candidateSource: string;
   try {
@@ -55,6 +60,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
       candidateFileName: path.basename(values.candidate),
       profile: values.profile,
       ...(inputs ? { inputs } : {}),
+      ...(memoryShare !== undefined ? { memoryShare } : {}),
     });
   } catch (e) {
     if (e instanceof SpecError) throw e; // the harness found the spec wrong: exit 2 with its sentence

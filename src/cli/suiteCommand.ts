@@ -22,8 +22,9 @@ import { SuiteProgress } from './suiteProgress';
 import { selfJudgeJson, selfJudgeTable, suiteJson, suiteTable, type SelfJudgement, type SuiteRow } from './suiteReport';
 
 export const SUITE_USAGE = `usage: kernelevolve suite DIR [--budget N] [--operators tune,llm] [--model M] [--host NAME ...]
-                         [--config FILE] [--json] [--out DIR] [--compile all|none|N] [--time MIN] [--inputs wide|problem] [--self-judge]
-       kernelevolve suite --resume OUT [--host NAME ...] [--config FILE] [--json]`;
+                         [--config FILE] [--json] [--out DIR] [--compile all|none|N] [--time MIN] [--inputs wide|problem]
+                         [--self-judge [--jobs N]]
+       kernelevolve suite --resume OUT [--host NAME ...] [--config FILE] [--jobs N] [--json]`;
 
 /** The line that makes a problem's copy the torch.compile baseline (harness model_problem.py reads it). */
 const COMPILE_MARKER = '\n\n# The problem\'s Model under torch.compile: the second baseline of `kernelevolve suite`.\nTORCH_COMPILE = True\n';
@@ -35,8 +36,8 @@ interface ChildResult {
   stopped: boolean;
 }
 
-/** A running child: the suite stops it when it is interrupted. */
-let running: { stop(): void; kill(): void } | undefined;
+/** The running children: the suite stops them when it is interrupted. */
+const running = new Set<{ stop(): void; kill(): void }>();
 
 /** This CLI again, as a child (the bundle exports main: dist/cli.js, or a test's bundle). Its messages go to `log`.
  *  It runs in a process group of its own, so a Ctrl-C reaches the suite, which stops it as a second Ctrl-C would
@@ -51,7 +52,7 @@ function runSelf(args: string[], log: string): Promise<ChildResult> {
     fs.closeSync(err);
     let stdout = '';
     let stopped = false;
-    running = {
+    const handle = {
       stop: () => {
         stopped = true;
         child.kill('SIGINT');
@@ -62,9 +63,10 @@ function runSelf(args: string[], log: string): Promise<ChildResult> {
         child.kill('SIGKILL');
       },
     };
+    running.add(handle);
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     child.on('close', (code) => {
-      running = undefined;
+      running.delete(handle);
       resolve({ code, stdout, stopped });
     });
   });
@@ -148,6 +150,7 @@ export async function suiteCommand(argv: string[]): Promise<number> {
       compile: { type: 'string' },
       time: { type: 'string' },
       'self-judge': { type: 'boolean' },
+      jobs: { type: 'string' },
       inputs: { type: 'string' },
     },
     allowPositionals: true,
@@ -169,6 +172,11 @@ export async function suiteCommand(argv: string[]): Promise<number> {
       time: values.time, compile: values.compile ?? 'all', inputs: inputsOption(values.inputs), host: values.host, config: values.config,
     };
     out = path.resolve(values.out ?? path.join('.kernelevolve', 'suites', new Date().toISOString().replace(/[:.]/g, '-')));
+  }
+  const jobs = values.jobs === undefined ? 1 : Number(values.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1) throw new CliError(`--jobs is how many problems are judged at once, a whole number from 1; got "${values.jobs}".`);
+  if (jobs > 1 && !args.selfJudge) {
+    throw new CliError('--jobs judges problems side by side with --self-judge; an evolving suite runs one problem at a time, each using every slot of its hosts.');
   }
   let problems: SuiteProblem[];
   try {
@@ -195,9 +203,9 @@ export async function suiteCommand(argv: string[]): Promise<number> {
     interrupted++;
     if (interrupted === 1) {
       progress.note('stopping: the problem being judged is stopped and will be done again when the suite is resumed (Ctrl-C again to quit at once)');
-      running?.stop();
+      for (const r of running) r.stop();
     } else {
-      running?.kill();
+      for (const r of running) r.kill();
     }
   };
   process.on('SIGINT', onInterrupt);
@@ -205,25 +213,27 @@ export async function suiteCommand(argv: string[]): Promise<number> {
   const hostArgs = [...(args.host ?? []).flatMap((h) => ['--host', h]), ...(args.config ? ['--config', args.config] : [])];
   // problems judged against torch.compile so far, finished ones included (--compile N counts over the whole suite)
   let compiled = [...finished.values()].filter((r) => r?.speedupCompile !== undefined).length;
+  const sessionStart = Date.now();
+  const record = (problem: SuiteProblem, row: SuiteRow | SelfJudgement) => {
+    recordFinished(path.join(out, problem.name), row);
+    finished.set(problem.name, row as SuiteRow & SelfJudgement);
+    progress.finished(problem.name, args.selfJudge ? selfLine(row as SelfJudgement) : evolveLine(row as SuiteRow), row.wallSeconds ?? 0);
+  };
   try {
-    for (const problem of left) {
+    if (args.selfJudge) {
+      await selfJudgeAll(left, { out, jobs, passOn: [...inputsArgs(args), ...hostArgs], progress, stopped: () => interrupted > 0, record });
+    }
+    for (const problem of args.selfJudge ? [] : left) {
       if (interrupted) break;
       const folder = path.join(out, problem.name);
       progress.started(problem.name);
       const t0 = Date.now();
-      let row: SuiteRow | SelfJudgement | undefined;
-      if (args.selfJudge) {
-        row = await selfJudge(problem, folder, [...inputsArgs(args), ...hostArgs]);
-      } else {
-        const compile = problemBackend(fs.readFileSync(problem.file, 'utf8')) === 'model-cuda' && compiled < compileLimit;
-        row = await evolveProblem(problem, folder, args, hostArgs, compile);
-        if (row && (row as SuiteRow).speedupCompile !== undefined) compiled++;
-      }
+      const compile = problemBackend(fs.readFileSync(problem.file, 'utf8')) === 'model-cuda' && compiled < compileLimit;
+      const row = await evolveProblem(problem, folder, args, hostArgs, compile);
+      if (row && row.speedupCompile !== undefined) compiled++;
       if (!row || interrupted) break;
       row.wallSeconds = (Date.now() - t0) / 1000;
-      recordFinished(folder, row);
-      finished.set(problem.name, row as SuiteRow & SelfJudgement);
-      progress.finished(problem.name, args.selfJudge ? selfLine(row as SelfJudgement) : evolveLine(row as SuiteRow), row.wallSeconds);
+      record(problem, row);
     }
   } finally {
     progress.stop();
@@ -232,8 +242,10 @@ export async function suiteCommand(argv: string[]): Promise<number> {
   }
 
   const rows = problems.map((p) => finished.get(p.name)).filter((r): r is SuiteRow & SelfJudgement => !!r);
-  const table = args.selfJudge ? selfJudgeTable(rows) : suiteTable(rows);
-  const json = { ...(args.selfJudge ? selfJudgeJson(rows) : suiteJson(rows)), out, total: problems.length, finished: rows.length };
+  // with problems side by side, their own wall times add up to more than the suite took
+  const session = { elapsedSeconds: (Date.now() - sessionStart) / 1000, jobs };
+  const table = args.selfJudge ? selfJudgeTable(rows, session) : suiteTable(rows);
+  const json = { ...(args.selfJudge ? selfJudgeJson(rows, session) : suiteJson(rows)), out, total: problems.length, finished: rows.length };
   fs.writeFileSync(path.join(out, 'suite.json'), JSON.stringify(json, null, 2) + '\n');
   fs.writeFileSync(path.join(out, 'suite.txt'), table + '\n');
   const unfinished = rows.length < problems.length
@@ -251,6 +263,71 @@ export async function suiteCommand(argv: string[]): Promise<number> {
 
 const evolveLine = (r: SuiteRow) => (r.correct ? `correct, ${r.speedupEager!.toFixed(2)}x` : `no correct kernel${r.note ? ` (${r.note.slice(0, 60)})` : ''}`);
 const selfLine = (r: SelfJudgement) => (r.status === 'ok' ? `ok ${r.speedup!.toFixed(3)}x against itself` : `${r.status}: ${r.reason.slice(0, 80)}`);
+
+/** Judges the problems' own Models against themselves, `jobs` at a time. Side by side, each evaluation keeps to
+ *  its share of the device's memory (`--memory-share`, 95% of it over `jobs`); one that ran out of memory or did
+ *  not fit there is judged again alone, with the whole device, once the others are done, and its row says so. */
+async function selfJudgeAll(left: SuiteProblem[], o: {
+  out: string;
+  jobs: number;
+  passOn: string[];
+  progress: SuiteProgress;
+  stopped: () => boolean;
+  record: (problem: SuiteProblem, row: SelfJudgement) => void;
+}): Promise<void> {
+  const share = o.jobs > 1 ? Math.floor(950 / o.jobs) / 1000 : undefined;
+  const alone: SuiteProblem[] = [];
+  // the log of each first try beside others, kept beside the second try's (`log-beside-others.txt`)
+  const besideLogs = new Map<string, string>();
+  const judge = async (problem: SuiteProblem, beside: boolean): Promise<void> => {
+    const folder = path.join(o.out, problem.name);
+    o.progress.started(problem.name);
+    const t0 = Date.now();
+    const row = await selfJudge(problem, folder, [...o.passOn, ...(beside && share ? ['--memory-share', String(share)] : [])]);
+    if (!row || o.stopped()) return;
+    row.wallSeconds = (Date.now() - t0) / 1000;
+    if (beside && share && row.status !== 'ok' && outOfMemory(row, folder)) {
+      alone.push(problem);
+      besideLogs.set(problem.name, readText(path.join(folder, 'log.txt')));
+      o.progress.note(`${problem.name}: out of memory beside others (${row.wallSeconds.toFixed(1)} s); judged again alone once the others are done`);
+      return;
+    }
+    if (!beside && share) {
+      row.reason = `judged alone after running out of memory beside others; ${row.reason}`;
+      fs.writeFileSync(path.join(folder, 'log-beside-others.txt'), besideLogs.get(problem.name) ?? '');
+    }
+    o.record(problem, row);
+  };
+  const queue = [...left];
+  const inFlight = new Set<Promise<void>>();
+  while ((queue.length || inFlight.size) && !o.stopped()) {
+    while (queue.length && inFlight.size < o.jobs && !o.stopped()) {
+      const p: Promise<void> = judge(queue.shift()!, true).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    }
+    if (inFlight.size) await Promise.race(inFlight);
+  }
+  await Promise.all(inFlight);
+  for (const problem of alone) {
+    if (o.stopped()) break;
+    await judge(problem, false);
+  }
+}
+
+/** The evaluation ran out of memory, or was refused for it: its verdict or its log says so. */
+function outOfMemory(row: SelfJudgement, folder: string): boolean {
+  const log = readText(path.join(folder, 'log.txt'));
+  return /out of memory|OutOfMemory|does not fit in this (?:GPU|machine|device)/i.test(`${row.reason}\n${log}`);
+}
+
+/** A file's text, or '' where there is none. */
+function readText(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
 
 /** One problem evolved (its run resumed when an interrupted suite left it unfinished); undefined when stopped. */
 async function evolveProblem(problem: SuiteProblem, folder: string, args: SuiteArgs, hostArgs: string[], compile: boolean): Promise<SuiteRow | undefined> {

@@ -12,7 +12,8 @@ export class SuiteProgress {
   private readonly startedAt: number;
   /** Wall seconds of the problems finished in this session (the ETA's evidence; resumed rows took theirs before). */
   private readonly spent: number[] = [];
-  private current?: { name: string; at: number };
+  /** The problems being judged, with when each started (several with `--jobs`). */
+  private readonly current = new Map<string, number>();
   private timer?: NodeJS.Timeout;
 
   constructor(private readonly out: Out, private readonly total: number, alreadyDone: number, private readonly now = () => Date.now()) {
@@ -33,13 +34,16 @@ export class SuiteProgress {
     if (!this.spent.length) return undefined;
     const left = this.total - this.done;
     const mean = this.spent.reduce((a, s) => a + s, 0) / this.spent.length;
-    const running = this.current ? (this.now() - this.current.at) / 1000 : 0;
-    return Math.max(0, left * mean - Math.min(running, mean));
+    const oldest = Math.min(...this.current.values());
+    const running = this.current.size ? (this.now() - oldest) / 1000 : 0;
+    return Math.max(0, left * mean / Math.max(1, this.current.size) - Math.min(running, mean));
   }
 
   bar(): string {
     const filled = this.total ? Math.round((BAR * this.done) / this.total) : BAR;
-    const current = this.current ? `  ${this.current.name} (${formatDuration((this.now() - this.current.at) / 1000)})` : '';
+    const [name, at] = [...this.current.entries()][0] ?? [];
+    const more = this.current.size > 1 ? ` and ${this.current.size - 1} more` : '';
+    const current = name !== undefined ? `  ${name} (${formatDuration((this.now() - at!) / 1000)})${more}` : '';
     return `[${'#'.repeat(filled)}${'-'.repeat(BAR - filled)}] ${this.done}/${this.total}${current}` +
       `  elapsed ${formatDuration((this.now() - this.startedAt) / 1000)}  ETA ${formatDuration(this.etaS())}`;
   }
@@ -49,7 +53,7 @@ export class SuiteProgress {
   }
 
   started(name: string): void {
-    this.current = { name, at: this.now() };
+    this.current.set(name, this.now());
     if (this.tty) this.redraw();
     else this.out.write(`[${this.done + 1}/${this.total}] ${name} ...\n`);
   }
@@ -58,7 +62,7 @@ export class SuiteProgress {
   finished(name: string, what: string, wallS: number): void {
     this.done++;
     this.spent.push(wallS);
-    this.current = undefined;
+    this.current.delete(name);
     const line = `[${this.done}/${this.total}] ${name}: ${what} (${wallS.toFixed(1)} s)`;
     if (this.tty) {
       this.out.write(`\r\x1b[2K${line}\n`);

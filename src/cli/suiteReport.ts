@@ -129,7 +129,13 @@ export function selfJudgeSummary(rows: readonly SelfJudgement[]): SelfJudgeSumma
   };
 }
 
-export function selfJudgeTable(rows: readonly SelfJudgement[]): string {
+/** This session of the suite: its wall time, and how many problems it judged at once. */
+export interface SuiteSession {
+  elapsedSeconds: number;
+  jobs: number;
+}
+
+export function selfJudgeTable(rows: readonly SelfJudgement[], session?: SuiteSession): string {
   const head = ['problem', 'status', 'itself', 'interval', 'KB eager', 'eval s', 'wall s', 'note'];
   const body = rows.map((r) => [r.problem, r.status, x(r.speedup), r.interval ? `${r.interval[0].toFixed(3)}-${r.interval[1].toFixed(3)}` : '-',
     x(r.kernelbench), r.evalSeconds.toFixed(1), r.wallSeconds.toFixed(1),
@@ -140,11 +146,12 @@ export function selfJudgeTable(rows: readonly SelfJudgement[]): string {
     '',
     `self-judged: ${rows.length} problems; ${Object.entries(s.byStatus).map(([k, n]) => `${k} ${n}`).join(', ')}`,
     `within 1.00 +- ${SELF_TOLERANCE.toFixed(2)}: ${s.within} of ${rows.length}`,
-    `time: ${s.wallSeconds.toFixed(1)} s of wall time, ${s.evalSeconds.toFixed(1)} s of evaluation on the hosts`,
+    `time: ${s.wallSeconds.toFixed(1)} s of wall time, ${s.evalSeconds.toFixed(1)} s of evaluation on the hosts`
+      + (session && session.jobs > 1 ? ` (the problems' own; ${session.jobs} at a time, this session took ${session.elapsedSeconds.toFixed(1)} s)` : ''),
     `slowest: ${s.slowest.map((r) => `${r.problem} ${r.wallSeconds.toFixed(1)} s`).join(', ')}`,
   ].join('\n');
 }
 
-export function selfJudgeJson(rows: readonly SelfJudgement[]): Record<string, unknown> {
-  return { selfJudge: true, problems: rows, ...selfJudgeSummary(rows) };
+export function selfJudgeJson(rows: readonly SelfJudgement[], session?: SuiteSession): Record<string, unknown> {
+  return { selfJudge: true, problems: rows, ...selfJudgeSummary(rows), ...(session ? { session } : {}) };
 }

@@ -26,6 +26,9 @@ export interface EvaluationJob {
   inputs?: InputsMode;
   /** Upper bound for the whole evaluation, seconds (the harness has its own per-stage timeouts). */
   timeoutS?: number;
+  /** The share of the device's memory the evaluation plans within (0 < share <= 1; default the whole device):
+   *  evaluations judged side by side on one device (`kernelevolve suite --jobs`). */
+  memoryShare?: number;
 }
 
 /** Where a job actually ran, for the run store and the UI. */

@@ -20,6 +20,7 @@ export interface RunnerJob {
   device?: string;
   timeout_s?: number;
   toolchain?: Toolchain;
+  memory_share?: number;
 }
 
 /** The runner's job for `job`, with the spec and baseline as the host sees them. */
@@ -44,6 +45,7 @@ export function runnerJob(job: EvaluationJob, where: {
   if (where.device !== undefined) r.device = where.device;
   if (job.timeoutS) r.timeout_s = job.timeoutS;
   if (where.toolchain) r.toolchain = where.toolchain;
+  if (job.memoryShare !== undefined && job.memoryShare < 1) r.memory_share = job.memoryShare;
   return r;
 }
 

@@ -211,6 +211,7 @@ export class SlurmHost implements Host {
         candidate_source: job.candidateSource, profile: job.profile, timeout_s: job.timeoutS, ready_at: readyAt / 1000,
         ...(this.config.toolchain ? { toolchain: this.config.toolchain } : {}),
         ...(job.inputs === 'problem' ? { inputs: 'problem' as const } : {}),
+        ...(job.memoryShare !== undefined && job.memoryShare < 1 ? { memory_share: job.memoryShare } : {}),
       });
     } catch (e) {
       this.outstanding.delete(name);

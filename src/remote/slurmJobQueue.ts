@@ -13,6 +13,7 @@ export interface QueuedJob {
   profile?: boolean;
   inputs?: 'problem';
   timeout_s?: number;
+  memory_share?: number;
   /** Host clock, epoch seconds: when the candidate became ready. */
   ready_at: number;
 }

@@ -211,6 +211,47 @@ describe('kernelevolve suite', () => {
     expect(r.stderr).not.toContain('\x1b[2K');
   }, 300_000);
 
+  it('--self-judge --jobs 2 judges two problems at once, each within its share of the memory; one that does not fit beside others is judged alone after them', async () => {
+    // 256 x 4096 float32 in and out: judging it holds at least 5 sets of 4 MiB, which fits the 30 MB stated for
+    // the machine but not a share of 0.475 of it
+    const big = readFileSync(path.join(CPU, 'relu_scale.py'), 'utf8').replace('batch_size = 16', 'batch_size = 256')
+      .replace('dim = 1000', 'dim = 4096').replace(/SHAPES = .*\n/, 'SHAPES = [{"batch_size": 256, "dim": 4096}]\n');
+    const dir = kernelBenchFolder({
+      'level1/1_relu_scale.py': path.join(CPU, 'relu_scale.py'),
+      'level1/2_softmax_rows.py': path.join(CPU, 'softmax_rows.py'),
+      'level1/3_relu_scale_big.py': big,
+      'level1/89_cumsum.py': CUMSUM,
+    });
+    const out = path.join(dir, 'self');
+    const r = await runCli(cli, ['suite', dir, '--self-judge', '--jobs', '2', '--json', '--out', out], { KERNELEVOLVE_DEVICE_MEMORY_BYTES: String(30_000_000) });
+    expect(r.code, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout);
+    for (const p of result.problems) expect(p.status, p.reason).toBe('ok');
+    const bigRow = result.problems.find((p: any) => p.problem === 'level1/3_relu_scale_big');
+    expect(bigRow.reason).toMatch(/^judged alone after running out of memory beside others; /);
+    expect(r.stderr).toMatch(/level1\/3_relu_scale_big: out of memory beside others \([\d.]+ s\); judged again alone once the others are done/);
+    // its refusal beside others gave the arithmetic of the share
+    const log = readFileSync(path.join(out, 'level1', '3_relu_scale_big', 'log-beside-others.txt'), 'utf8');
+    expect(log).toMatch(/does not fit in this machine's memory/);
+    expect(log).toMatch(/share of 0\.47/);
+    // two at once: the second problem started before the first ended
+    const lines = r.stderr.split('\n');
+    const starts = lines.map((l, i) => (/ \.\.\.$/.test(l) ? i : -1)).filter((i) => i >= 0);
+    const firstEnd = lines.findIndex((l) => /^\[\d+\/4\] \S+: /.test(l));
+    expect(starts[1]).toBeLessThan(firstEnd);
+    expect(result.session).toMatchObject({ jobs: 2 });
+    expect(readFileSync(path.join(out, 'suite.txt'), 'utf8')).toMatch(/2 at a time, this session took [\d.]+ s/);
+  }, 300_000);
+
+  it('refuses --jobs without --self-judge, and a --jobs that is not a count, with what to do', async () => {
+    const a = await runCli(cli, ['suite', CPU, '--jobs', '2']);
+    expect(a.code).toBe(2);
+    expect(a.stderr).toMatch(/--jobs judges problems side by side with --self-judge/);
+    const b = await runCli(cli, ['suite', CPU, '--self-judge', '--jobs', 'two']);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toMatch(/--jobs is how many problems are judged at once/);
+  });
+
   it('says what a suite folder needs when it holds no problem', async () => {
     const r = await runCli(cli, ['suite', path.join(ROOT, 'examples/cpp')]);
     expect(r.code).toBe(2);
