@@ -14,6 +14,15 @@ const SKIPPED = new Set(['__pycache__', 'node_modules']);
 /** KernelBench's names start with their number: 2_ before 10_. */
 const byName = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
 
+/** A link to a file (a folder of links to problems picks a level's shard); links to folders are not followed. */
+function linksToFile(file: string): boolean {
+  try {
+    return fs.statSync(file).isFile();
+  } catch {
+    return false; // a dangling link
+  }
+}
+
 /** The problems under `dir`, level by level and in KernelBench's numbering; `skip`: a folder not to look into (the
  *  suite's own output, whose torch.compile baselines are problems too). */
 export function findProblems(dir: string, skip?: string): SuiteProblem[] {
@@ -25,7 +34,7 @@ export function findProblems(dir: string, skip?: string): SuiteProblem[] {
       const full = path.join(folder, e.name);
       if (e.isDirectory()) {
         if (!e.name.startsWith('.') && !SKIPPED.has(e.name) && full !== skip) walk(full);
-      } else if (e.isFile() && e.name.endsWith('.py') && isKernelBenchProblem(fs.readFileSync(full, 'utf8'))) {
+      } else if ((e.isFile() || (e.isSymbolicLink() && linksToFile(full))) && e.name.endsWith('.py') && isKernelBenchProblem(fs.readFileSync(full, 'utf8'))) {
         found.push({ name: path.relative(root, full).slice(0, -3).split(path.sep).join('/'), file: full });
       }
     }

@@ -13,6 +13,8 @@
 #   SHARD (K/N: every Nth problem from the Kth, for a level split over N device calls; the summary of all of them:
 #   python3 scripts/gpu/kernelbench_selfjudge.py --summary RAW1/results.jsonl RAW2/results.jsonl ...); REST (a
 #   results.jsonl of an earlier call, carried in: only its problems left "not run"); ONLY (names, comma-separated)
+#   SUITE=1: through the product instead, as a user runs it: `kernelevolve suite DIR --self-judge --jobs JOBS` over
+#   the shard's problems (a folder of links to them), with its table and the session's wall time
 set -uo pipefail
 RAW=$1
 mkdir -p "$RAW"
@@ -25,6 +27,20 @@ if ! ls "$DIR"/*.py >/dev/null 2>&1; then
 fi
 echo "-- self-judgement of $(ls "$DIR"/*.py | wc -l) problems in $DIR ($(cat "$(dirname "$DIR")/PINNED" 2>/dev/null))"
 nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader
+if [ -n "${SUITE:-}" ]; then
+  IFS=/ read -r k n <<< "${SHARD:-0/1}"
+  mkdir -p "$RAW/problems/level1"
+  i=0
+  for f in $(ls "$DIR" | grep '\.py$' | sort -n); do
+    [ $(( i % n )) -eq "$k" ] && ln -s "$(realpath "$DIR/$f")" "$RAW/problems/level1/$f"
+    i=$((i + 1))
+  done
+  echo "-- kernelevolve suite --self-judge --jobs ${JOBS:-6} over $(ls "$RAW/problems/level1" | wc -l) problems (shard ${SHARD:-0/1})"
+  node bin/kernelevolve.js suite "$RAW/problems" --self-judge --jobs "${JOBS:-6}" --out "$RAW/suite" 2> "$RAW/suite.log"
+  echo "exit $?"
+  tail -5 "$RAW/suite.log"
+  exit 0
+fi
 python3 scripts/gpu/kernelbench_selfjudge.py "$DIR" "$RAW" --jobs "${JOBS:-6}" --deadline "${DEADLINE:-330}" \
   --per-problem "${PER_PROBLEM:-240}" --shard "${SHARD:-0/1}" ${REST:+--rest "$REST"} ${ONLY:+--only "$ONLY"}
 echo "exit $?"
