@@ -382,12 +382,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 2
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def _share(value: Any) -> Optional[float]:
     """A job's memory_share as the runner takes it (a fraction above 0 and at most 1), else the whole device."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
         return None
     return float(value)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
