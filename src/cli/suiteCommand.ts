@@ -222,8 +222,17 @@ export async function suiteCommand(argv: string[]): Promise<number> {
   try {
     if (args.selfJudge) {
       await selfJudgeAll(left, { out, jobs, passOn: [...inputsArgs(args), ...hostArgs], progress, stopped: () => interrupted > 0, record });
+    } else {
+      await evolveAll();
     }
-    for (const problem of args.selfJudge ? [] : left) {
+  } finally {
+    progress.stop();
+    process.off('SIGINT', onInterrupt);
+    process.off('SIGTERM', onInterrupt);
+  }
+
+  async function evolveAll(): Promise<void> {
+    for (const problem of left) {
       if (interrupted) break;
       const folder = path.join(out, problem.name);
       progress.started(problem.name);
@@ -235,10 +244,6 @@ export async function suiteCommand(argv: string[]): Promise<number> {
       row.wallSeconds = (Date.now() - t0) / 1000;
       record(problem, row);
     }
-  } finally {
-    progress.stop();
-    process.off('SIGINT', onInterrupt);
-    process.off('SIGTERM', onInterrupt);
   }
 
   const rows = problems.map((p) => finished.get(p.name)).filter((r): r is SuiteRow & SelfJudgement => !!r);
@@ -289,7 +294,7 @@ async function selfJudgeAll(left: SuiteProblem[], o: {
     if (beside && share && row.status !== 'ok' && outOfMemory(row, folder)) {
       alone.push(problem);
       besideLogs.set(problem.name, readText(path.join(folder, 'log.txt')));
-      o.progress.note(`${problem.name}: out of memory beside others (${row.wallSeconds.toFixed(1)} s); judged again alone once the others are done`);
+      o.progress.setAside(problem.name, `${problem.name}: out of memory beside others (${row.wallSeconds.toFixed(1)} s); judged again alone once the others are done`);
       return;
     }
     if (!beside && share) {

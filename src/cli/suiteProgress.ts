@@ -72,6 +72,12 @@ export class SuiteProgress {
     }
   }
 
+  /** A problem stopped without a row (it is judged again later): no longer among those being judged. */
+  setAside(name: string, line: string): void {
+    this.current.delete(name);
+    this.note(line);
+  }
+
   /** A line of its own above the bar (a message of the suite). */
   note(line: string): void {
     this.out.write(this.tty ? `\r\x1b[2K${line}\n` : `${line}\n`);
