@@ -198,10 +198,12 @@ class Server:
 
     def lane(self, key: str) -> str:
         """Which of the key's shared references a new judge joins: the one with the fewest judges, or a new one
-        when every running one already serves KERNELEVOLVE_JUDGES_PER_REFERENCE (6) judges, up to
+        when every running one already serves KERNELEVOLVE_JUDGES_PER_REFERENCE (2) judges, up to
         KERNELEVOLVE_MAX_SHARED_REFERENCES (4). One process answers one request at a time: at 12 concurrent
-        evaluations, each asking for about 20 reference outputs, a single one queued the judges' checks."""
-        per = _env_count("KERNELEVOLVE_JUDGES_PER_REFERENCE", 6)
+        evaluations, each asking for about 20 reference outputs, a single one queued the judges' checks; on a
+        tune's first wave of Liger's SwiGLU (bf16 rows of 11-19k), five judges on one waited 33 s each for it,
+        a sixth on its own 3.6 s."""
+        per = _env_count("KERNELEVOLVE_JUDGES_PER_REFERENCE", 2)
         most = _env_count("KERNELEVOLVE_MAX_SHARED_REFERENCES", 4)
         lanes = [k for k in self.shared if k.split("#", 1)[0] == key]
         load = {k: 0 for k in lanes}

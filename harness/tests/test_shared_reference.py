@@ -48,8 +48,10 @@ def test_later_evaluations_reuse_the_reference_the_first_started(harness: Harnes
 
 
 def test_concurrent_evaluations_share_one_reference(harness: Harness, warm_dir: Path) -> None:
-    assert run_judge(harness, warm_dir, NAIVE)["workers"]["reference"] == "shared (started)"
-    judges = [judge_process(harness, warm_dir, body) for body in (NAIVE, WRONG, NAIVE, WRONG)]
+    # up to KERNELEVOLVE_JUDGES_PER_REFERENCE judges (2 by default) share one process: four here
+    env = {"KERNELEVOLVE_JUDGES_PER_REFERENCE": "5"}
+    assert run_judge(harness, warm_dir, NAIVE, **env)["workers"]["reference"] == "shared (started)"
+    judges = [judge_process(harness, warm_dir, body, **env) for body in (NAIVE, WRONG, NAIVE, WRONG)]
     verdicts = [json.loads(j.communicate(timeout=300)[0]) for j in judges]
     assert [v["status"] for v in verdicts] == ["ok", "incorrect", "ok", "incorrect"], verdicts
     assert {v["workers"]["reference"] for v in verdicts} == {"shared (reused)"}

@@ -149,7 +149,7 @@ export class TuneOperator implements Operator {
     const kernelClass = this.classOf(ctx);
     const steps: Step[] = ctx.parent
       ? this.refineMoves(base, set, ctx.candidates, stats, score, kernelClass).map((move) => ({ move }))
-      : [...this.knowledgeStarts(set, ctx, kernelClass), ...this.probeMoves(set, current).map((move) => ({ move }))];
+      : [...this.knowledgeStarts(set, ctx, kernelClass), ...this.probeMoves(set, current, kernelClass).map((move) => ({ move }))];
     for (const step of steps) {
       const values = 'move' in step ? applyMove(set, current, step.move) : { ...current, ...step.values };
       if (!values || !satisfiesConstraints(set, values)) continue;
@@ -266,9 +266,17 @@ export class TuneOperator implements Operator {
     };
   }
 
-  /** Drafts: every block-like knob set to the same quantile of its domain (a few quantiles), the rest kept. */
-  private probeMoves(set: KnobSet, current: KnobValues): Move[] {
+  /**
+   * Drafts: every block-like knob set to the same quantile of its domain (a few quantiles), the rest kept; for a
+   * memory-bound kernel (elementwise, a reduction over rows) the warps move with the blocks, step for step, so
+   * each thread keeps the share of a block the original launch gave it (a block grown 4x with the same warps makes
+   * each thread loop over 4x the elements, and hides less latency: 8192 elements on one warp are a poor probe of
+   * an 8192-element block).
+   */
+  private probeMoves(set: KnobSet, current: KnobValues, kernelClass?: KernelClass): Move[] {
     let targets = set.knobs.filter((k) => k.role === 'block');
+    const warps = targets.length && (kernelClass === 'elementwise' || kernelClass === 'reduction')
+      ? set.knobs.filter((k) => k.role === 'warps') : [];
     if (!targets.length) targets = set.knobs.filter((k) => k.role === 'generic' && k.domain.length > 4);
     if (!targets.length) targets = set.knobs.filter((k) => k.role === 'warps');
     if (!targets.length) return [];
@@ -282,6 +290,13 @@ export class TuneOperator implements Operator {
       for (const k of targets) {
         const idx = Math.round(q * (k.domain.length - 1));
         move[k.name] = idx - position(k, current[k.name]);
+      }
+      // the blocks' mean step, taken by the warps too as far as their domain goes
+      const step = Math.round(targets.reduce((a, k) => a + move[k.name], 0) / targets.length);
+      for (const k of warps) {
+        const at = position(k, current[k.name]);
+        const to = Math.min(k.domain.length - 1, Math.max(0, at + step));
+        if (to !== at) move[k.name] = to - at;
       }
       return move;
     });

@@ -46,6 +46,23 @@ describe('an elementwise kernel on an H200 (the quick GELU launched with 128-ele
     expect(evaluator.jobs.length - 1).toBeLessThanOrEqual(budget);
     expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.98);
   });
+
+  it('without the starts, its drafts grow the warps with the block, so each thread keeps the 4 elements the original gave it', async () => {
+    // a memory-bound landscape: what counts is the elements each thread handles (best at 4: loads in flight
+    // without a loop), then mildly the block (fewer programs); the original launch (128, 1 warp) is at 4 already
+    const perThread = (v: KnobValues) => Math.exp(0.4 * (Math.log2(v.BLOCK / (32 * v.num_warps)) - 2) ** 2 + 0.05 * (Math.log2(v.BLOCK) - 10) ** 2);
+    const perThreadGrid = gridBest({ BLOCK: [256, 512, 1024, 2048, 4096, 8192], num_warps: [1, 2, 4, 8] }, perThread, { BLOCK: 128, num_warps: 1 }, () => undefined);
+    const budget = Math.floor(0.2 * perThreadGrid.points);
+    const evaluator = new TritonLandscapeEvaluator(gelu, [{ shape: { n: 16777216 }, time: perThread }], () => undefined, 'nvidia-h200');
+    const run = new EvolutionRun({ runId: 'p', runDir: '/tmp/none', spec, baselineSource: gelu, operators: [new TuneOperator({ fileName: 'gelu.py', knowledgeDir: null })],
+      evaluator, policy: new GreedyPolicy(), limits: { budget }, confirmTop: 0 });
+    const summary = await run.run();
+    const drafts = run.candidates.filter((c) => c.mode === 'draft').map((c) => evaluator.jobs.find((j) => j.id === c.id)!.values);
+    expect(drafts.length).toBeGreaterThan(0);
+    for (const v of drafts) expect(v.BLOCK / v.num_warps).toBe(128);
+    expect(evaluator.jobs.length - 1).toBeLessThanOrEqual(budget);
+    expect(summary.best!.speedup / perThreadGrid.best).toBeGreaterThanOrEqual(0.98);
+  });
 });
 
 describe('joint moves and hardware-informed starts (Triton matmul from 16x16x16 tiles, 1 warp, 1 stage)', () => {
