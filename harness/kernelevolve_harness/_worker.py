@@ -457,16 +457,20 @@ class CandidateWorker(Worker):
             self.load_spec()
             kernel = self.cfg["kernel"]
             self.kb = self.backend.load(self.cfg["baseline_artifact"], kernel)
+            self.threads0 = self.thread_count()
             # Started while the candidate compiles; what the judge learns meanwhile arrives now.
             go = self.recv()
+            if go.get("type") == "precompile":
+                self.precompile(go["candidate_artifact"], kernel)
+                go = self.recv()
             if go.get("type") != "candidate":
                 return
             self.cfg.update(go)
             self.outputs = list(go.get("outputs") or [])
             self.inplace = list(go.get("inplace") or [])
-            self.threads0 = self.thread_count()
             try:
-                self.kc = self.backend.load(self.cfg["candidate_artifact"], kernel)
+                if getattr(self, "kc", None) is None or self.precompiled != self.cfg["candidate_artifact"]:
+                    self.kc = self.backend.load(self.cfg["candidate_artifact"], kernel)
             except Exception as e:
                 self.send("error", stage="load", message=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-3000:])
                 return
@@ -511,6 +515,35 @@ class CandidateWorker(Worker):
             self.send("refused", stage=stage, message=str(e))
         except Exception as e:
             self.send("error", stage=stage, message=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-3000:])
+
+    def precompile(self, artifact: str, kernel: str) -> None:
+        """While the judge waits for the reference's start (a new spec's first evaluations on a host: 6-14 s on the
+        H200), the candidate is loaded and called once on every shape, on inputs of a seed of its own that no check
+        uses, and the outputs dropped: Triton compiles a kernel at its first call per shape, so the checks then
+        find it compiled (the candidate's compiles and the reference's start overlap). Nothing is checked here and
+        nothing kept but the compiled kernels; whatever goes wrong (an exception) is left for the checks, which
+        load and call it again. Its arrays are in guard bands, as in the checks: a write out of bounds lands in a
+        band (the checks find it) instead of in memory the worker needs. Says "precompile_loaded" once the
+        candidate is loaded (a hang before is the load stage's), then "precompiled" with the seconds it took and
+        the shapes it called."""
+        t, called = time.monotonic(), 0
+        self.kc, self.precompiled = None, artifact
+        try:
+            self.kc = self.backend.load(artifact, kernel)
+        except Exception:
+            pass  # loaded again, and its error reported, with the candidate message
+        self.send("precompile_loaded")
+        try:
+            seed = random.SystemRandom().randrange(1, 2**31)
+            for i in range(len(self.shapes) if self.kc is not None else 0):
+                gargs, _ = self.guarded_args(self.make_inputs(i, seed, 1.0))
+                self.spec.launch(self.kc, *gargs)
+                self.backend.synchronize()
+                del gargs
+                called += 1
+        except Exception:
+            pass
+        self.send("precompiled", seconds=round(time.monotonic() - t, 3), shapes=called)
 
     # --- dynamic process checks (CPU kernels: no thread or child may outlive a call) ----------------------
     def thread_count(self) -> int:

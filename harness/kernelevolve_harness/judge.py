@@ -179,6 +179,14 @@ def _import_checks() -> None:
     from . import arrays, compare  # noqa: F401
 
 
+def _precompiles(backend: Any) -> bool:
+    """Whether the candidate's worker calls it once per shape while the reference starts (_worker.py,
+    `precompile`): for backends that compile at the first call (Triton); KERNELEVOLVE_PRECOMPILE=0 never, =1 for
+    every backend (the CPU tests of the path)."""
+    how = os.environ.get("KERNELEVOLVE_PRECOMPILE", "")
+    return how == "1" or (how != "0" and bool(backend.jit_compiles))
+
+
 def defined_symbols(lib: str) -> Optional[List[str]]:
     nm = shutil.which("nm")
     if not nm:
@@ -284,6 +292,9 @@ class Judge:
             if syms is not None and kernel not in syms:
                 raise Verdict("compile_error", f'The candidate does not export the kernel "{kernel}"; '
                                                f'declare it extern "C" with the baseline\'s signature.')
+        precompiling = _precompiles(self.backend)
+        if precompiling:  # the candidate's first calls (its JIT compiles) while the reference starts
+            self.worker.send({"type": "precompile", "candidate_artifact": cand_build.artifact})
         t = time.monotonic()
         info = self._reference_ready()
         # what of the reference's start (its process, the baseline's probe and compiles) the candidate's compile
@@ -302,6 +313,10 @@ class Judge:
                           "outputs": self.outputs, "inplace": self.inplace, "threads_allowed": threads_allowed,
                           "inputs": self.opts.inputs, "share_bytes": self.answers.share_bytes})
         t = time.monotonic()
+        if precompiling:  # a crash or a hang in loading it is the load stage's, in its first calls the correctness
+            self._expect("precompile_loaded", "load")  # stage's, as they were
+            done, _ = self._expect("precompiled", "correctness")
+            self.stages["precompile_s"] = float(done.get("seconds") or 0.0)
         self._expect("loaded", "load")
         self._correctness()
         self.stages["correctness_s"] = time.monotonic() - t

@@ -97,7 +97,7 @@ for name, (rc, wall) in sorted(walls.items()):
     # where a candidate's time went: the baseline's stages, and the candidates' medians (the verdicts' stages)
     def stages(m):
         return (m.get("verdict") or {}).get("stages") or {}
-    keys = ("total_s", "reference_ready_wait_s", "correctness_s", "reference_wait_correctness_s", "lock_wait_s", "timing_s",
+    keys = ("total_s", "reference_ready_wait_s", "precompile_s", "correctness_s", "reference_wait_correctness_s", "lock_wait_s", "timing_s",
             "reference_wait_timing_s", "verify_s")
     base = next((m for m in metas if m["id"] == "c0000"), {})
     others = [stages(m) for m in metas if m["id"] != "c0000" and stages(m)]
