@@ -57,3 +57,21 @@ def test_a_compile_into_an_existing_entry_is_counted(tmp_path):
     _entry(cache, "NEW", "k")  # and a new entry
     assert compiled_between(before, cache_writes(str(cache))) == 2
     assert cache_writes(str(tmp_path / "absent")) == {}
+
+
+def test_files_the_destination_has_are_left_alone_and_new_ones_arrive_whole(tmp_path):
+    # a worker may already run from the folder (its first calls while the reference starts): a launcher it has
+    # loaded must never be rewritten in place under it (that killed workers with SIGSEGV on the H200)
+    src, dst = tmp_path / "reference", tmp_path / "candidate"
+    _entry(src, "KEY", "k")
+    _entry(src, "MORE", "k")
+    (dst / "KEY").mkdir(parents=True)
+    mine = dst / "KEY" / "k.cubin"
+    mine.write_text("compiled by the worker")  # the same entry, compiled by the worker itself
+    inode = mine.stat().st_ino
+    with open(mine, "rb") as held:  # open, as a loaded library is
+        copy_cache(str(src), str(dst))
+        assert held.read() == b"compiled by the worker"
+    assert mine.stat().st_ino == inode and mine.read_text() == "compiled by the worker"
+    assert (dst / "MORE" / "k.cubin").read_text() == "k cubin"
+    assert not [p for p in dst.rglob("*.tmp")]

@@ -197,8 +197,19 @@ def copy_cache(src: str, dst: str) -> None:
     """Copies a Triton cache folder so that the copy serves lookups on its own. Triton finds a compiled kernel
     through a group file (__grp__<name>.json) that lists its files by absolute path: a plain copy still points
     into the folder it came from, and once that folder is gone, every lookup misses and the kernel is compiled
-    again (into the copy, so a count of new entries does not see it). The copy's group files point into the copy."""
-    shutil.copytree(src, dst, dirs_exist_ok=True)
+    again (into the copy, so a count of new entries does not see it). The copy's group files point into the copy.
+    A file the destination has already is left as it is, and each new one arrives whole (a temporary name, then
+    renamed): the worker may be running from that folder already (its first calls while the reference starts),
+    and a compiled launcher rewritten in place under a process that has it loaded kills that process (SIGSEGV
+    on the H200, the candidate's first correctness call)."""
+    def add(s: str, d: str) -> str:
+        if not os.path.exists(d):
+            tmp = f"{d}.{os.getpid()}.tmp"
+            shutil.copy2(s, tmp)
+            os.replace(tmp, d)
+        return d
+
+    shutil.copytree(src, dst, dirs_exist_ok=True, copy_function=add)
     for entry in os.listdir(dst):
         folder = os.path.join(dst, entry)
         if not os.path.isdir(folder):
