@@ -98,6 +98,9 @@ export interface SelfJudgement {
   reason: string;
   evalSeconds: number;
   wallSeconds: number;
+  /** Judged again alone, once the others were done: what it read beside them, where that was outside 1.00 +-
+   *  SELF_TOLERANCE (other problems' work on the device during its timing). */
+  besideOthers?: number;
 }
 
 /** How far from 1.00 a problem judged against itself may read and still count as right. */
@@ -111,6 +114,8 @@ export interface SelfJudgeSummary {
   ok: number;
   /** ok and within 1.00 +- SELF_TOLERANCE */
   within: number;
+  /** read outside 1.00 +- SELF_TOLERANCE beside other problems, and judged again alone */
+  rejudgedAlone: number;
   wallSeconds: number;
   evalSeconds: number;
   slowest: Array<{ problem: string; wallSeconds: number }>;
@@ -123,6 +128,7 @@ export function selfJudgeSummary(rows: readonly SelfJudgement[]): SelfJudgeSumma
     byStatus,
     ok: byStatus.ok ?? 0,
     within: rows.filter(withinSelfTolerance).length,
+    rejudgedAlone: rows.filter((r) => r.besideOthers !== undefined).length,
     wallSeconds: rows.reduce((s, r) => s + r.wallSeconds, 0),
     evalSeconds: rows.reduce((s, r) => s + r.evalSeconds, 0),
     slowest: [...rows].sort((a, b) => b.wallSeconds - a.wallSeconds).slice(0, 10).map((r) => ({ problem: r.problem, wallSeconds: r.wallSeconds })),
@@ -139,13 +145,16 @@ export function selfJudgeTable(rows: readonly SelfJudgement[], session?: SuiteSe
   const head = ['problem', 'status', 'itself', 'interval', 'KB eager', 'eval s', 'wall s', 'note'];
   const body = rows.map((r) => [r.problem, r.status, x(r.speedup), r.interval ? `${r.interval[0].toFixed(3)}-${r.interval[1].toFixed(3)}` : '-',
     x(r.kernelbench), r.evalSeconds.toFixed(1), r.wallSeconds.toFixed(1),
-    (r.status === 'ok' ? (withinSelfTolerance(r) ? '' : `outside 1.00 +- ${SELF_TOLERANCE.toFixed(2)}`) : r.reason).slice(0, 70)]);
+    ([r.besideOthers !== undefined ? `alone; ${x(r.besideOthers)} beside others` : '',
+      r.status === 'ok' ? (withinSelfTolerance(r) ? '' : `outside 1.00 +- ${SELF_TOLERANCE.toFixed(2)}`) : r.reason]
+      .filter(Boolean).join('; ')).slice(0, 70)]);
   const s = selfJudgeSummary(rows);
   return [
     ...columns(head, body),
     '',
     `self-judged: ${rows.length} problems; ${Object.entries(s.byStatus).map(([k, n]) => `${k} ${n}`).join(', ')}`,
-    `within 1.00 +- ${SELF_TOLERANCE.toFixed(2)}: ${s.within} of ${rows.length}`,
+    `within 1.00 +- ${SELF_TOLERANCE.toFixed(2)}: ${s.within} of ${rows.length}`
+      + (s.rejudgedAlone ? ` (${s.rejudgedAlone} of them judged again alone after reading outside it beside other problems: the "beside others" note)` : ''),
     `time: ${s.wallSeconds.toFixed(1)} s of wall time, ${s.evalSeconds.toFixed(1)} s of evaluation on the hosts`
       + (session && session.jobs > 1 ? ` (the problems' own; ${session.jobs} at a time, this session took ${session.elapsedSeconds.toFixed(1)} s)` : ''),
     `slowest: ${s.slowest.map((r) => `${r.problem} ${r.wallSeconds.toFixed(1)} s`).join(', ')}`,
