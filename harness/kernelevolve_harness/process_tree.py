@@ -69,11 +69,14 @@ def kill_tree(root: int, wait_s: float = 2.0) -> None:
     The tree is frozen first: SIGSTOP to the root, then to what is found below it, again until a look finds
     nothing new. A stopped process cannot fork, so a child born between a look and a kill (a compiler driver
     starting its next stage, a judge starting a worker) is seen by the next look instead of being orphaned to init,
-    where no look below the root would find it."""
+    where no look below the root would find it. A stop lands when its process next leaves the kernel, so a
+    process in the middle of a fork finishes it first: a look counts only once every process signalled has
+    stopped (up to _FREEZE_WAIT_S for each look; in CI a child forked after a look that found nothing survived)."""
     frozen: List[int] = [root]
     seen: Set[int] = {root}
     _signal(root, signal.SIGSTOP)
     for _ in range(_FREEZE_LOOKS):
+        _until_stopped(frozen, time.monotonic() + _FREEZE_WAIT_S)
         new = [pid for pid in descendants(root) if pid not in seen]
         if not new:
             break
@@ -97,6 +100,27 @@ def kill_tree(root: int, wait_s: float = 2.0) -> None:
 
 # A tree deeper than this many generations of processes started while it is frozen is not a judge's.
 _FREEZE_LOOKS = 64
+# How long a look waits for the processes signalled to stop (one in uninterruptible sleep stops when it wakes).
+_FREEZE_WAIT_S = 0.5
+
+
+def _until_stopped(pids: List[int], deadline: float) -> None:
+    """Waits until each of `pids` is stopped, dead or gone, or until the deadline."""
+    waiting = list(pids)
+    while waiting and time.monotonic() < deadline:
+        waiting = [pid for pid in waiting if _state(pid) not in ("T", "t", "Z", "X", "")]
+        if waiting:
+            time.sleep(0.001)
+
+
+def _state(pid: int) -> str:
+    """The process's state letter from /proc (R, S, D, T, Z...); '' when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            stat = f.read()
+        return stat[stat.rindex(")") + 2:].split()[0]
+    except (OSError, ValueError, IndexError):
+        return ""
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -108,10 +132,5 @@ def _signal(pid: int, sig: int) -> None:
 
 def _alive(pid: int) -> bool:
     """Running, or dying but not dead yet (not a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
-            stat = f.read()
-        return stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X")
-    except (OSError, ValueError, IndexError):
-        return False
+    return _state(pid) not in ("Z", "X", "")
 
