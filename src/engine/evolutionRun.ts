@@ -12,7 +12,7 @@ import type { Candidate } from './candidate';
 import { CandidateStore, isConfirmed } from './candidateStore';
 import type { EngineEvent, EngineEventListener, RunError, RunSummary, TerminationReason } from './events';
 import { fitness } from './fitness';
-import { confirmLeaders } from './leaderConfirmation';
+import { confirmLeaders, EarlyConfirmations } from './leaderConfirmation';
 import type { Operator, ProposalBatch, ProposalContext } from './operator';
 import { ProposalScheduler, type ProposalSink } from './proposalScheduler';
 import { scoreInterval, scoreOf } from './pairedScore';
@@ -50,6 +50,9 @@ export interface EvolutionOptions {
   /** Leaders judged once more before the run ends (default 3; 0: none). At most one more is judged when an
    *  unconfirmed candidate still scores above every confirmed one. */
   confirmTop?: number;
+  /** Starts the confirmation's first evaluations in the slots the search's last round (its closing proposal
+   *  alone) leaves free (default true; false: they wait for the search to end). */
+  confirmEarly?: boolean;
   /** A harder stop than `signal` (a second Ctrl-C): as `signal`, and the leaders are not judged again. */
   quit?: AbortSignal;
 }
@@ -69,6 +72,8 @@ export class EvolutionRun {
   private sinceImprovement = 0;
   private stopping = false;
   private concluded = false;
+  /** Confirmations judged beside the closing proposal (leaderConfirmation.ts). */
+  private readonly early: EarlyConfirmations;
   private error?: RunError;
   private startedAt = 0;
   private wake: () => void = () => undefined;
@@ -83,6 +88,7 @@ export class EvolutionRun {
 
   constructor(private readonly opts: EvolutionOptions) {
     this.lang = languageOf(opts.spec.sourcePath);
+    this.early = new EarlyConfirmations({ judge: (c, n, signal) => this.judgeAgain(c, n, signal), quit: opts.quit, onSettled: () => this.wake() });
     const budget = opts.limits.budget;
     this.scheduler = new ProposalScheduler({
       operators: opts.operators,
@@ -156,6 +162,7 @@ export class EvolutionRun {
     await this.cancelInFlight();
     if (this.error) reason = stoppedByUser ? 'stopped' : 'error';
     if (reason !== 'error' && !this.error) await this.confirmLeaders();
+    else this.early.abort();
     this.store.settleBest();
     const summary = this.summary();
     this.emitProgress();
@@ -254,6 +261,7 @@ export class EvolutionRun {
         if (reason === 'budget' || this.scheduler.spent) return 'budget';
         if (!proposed) return 'exhausted';
       }
+      if (this.concluded && this.opts.confirmEarly !== false) this.startEarly();
       await this.waitForChange();
     }
   }
@@ -308,7 +316,7 @@ export class EvolutionRun {
   // ------------------------------------------------------------- evaluation queue
 
   private startEvaluations(): void {
-    while (this.evaluating.size < this.opts.evaluator.totalSlots && this.evalQueue.length && !this.stopping) {
+    while (this.evaluating.size + this.early.running < this.opts.evaluator.totalSlots && this.evalQueue.length && !this.stopping) {
       this.track(this.evaluate(this.evalQueue.shift()!));
     }
   }
@@ -387,16 +395,29 @@ export class EvolutionRun {
     }
   }
 
+  /** The search's last round is the closing proposal alone: the slots it leaves free judge again what the
+   *  confirmation would judge first (EarlyConfirmations). */
+  private startEarly(): void {
+    if (this.stopping || this.evalQueue.length || this.scheduler.proposing || !this.evaluating.size) return;
+    const closing = this.candidates.filter((c) => this.evaluating.has(c.id) && c !== this.baseline);
+    const free = this.opts.evaluator.totalSlots - this.evaluating.size - this.early.running;
+    if (free > 0) this.early.start(this.store, this.opts.confirmTop ?? 3, closing, free);
+  }
+
+  /** Judges `c` once more: its `n`th confirmation, or an evaluation named `n` (a figure judged ahead). */
+  private async judgeAgain(c: Candidate, n: number | string, signal: AbortSignal) {
+    const { placement: _placement, ...confirmation } = await this.opts.evaluator.evaluate({ ...this.jobOf(c), id: typeof n === 'number' ? `${c.id}-confirm${n}` : `${c.id}-${n}` }, { signal });
+    return confirmation;
+  }
+
   private confirmLeaders(): Promise<void> {
     return confirmLeaders({
       store: this.store,
       top: this.opts.confirmTop ?? 3,
       quit: this.opts.quit,
       slots: this.opts.evaluator.totalSlots,
-      judge: async (c, n, signal) => {
-        const { placement: _placement, ...confirmation } = await this.opts.evaluator.evaluate({ ...this.jobOf(c), id: typeof n === 'number' ? `${c.id}-confirm${n}` : `${c.id}-${n}` }, { signal });
-        return confirmation;
-      },
+      judge: (c, n, signal) => this.judgeAgain(c, n, signal),
+      early: this.early,
       onConfirmed: (c, confirmation) => this.emit({ type: 'candidate-confirmed', candidate: c, confirmation, at: Date.now() }),
       log: (level, message) => this.log(level, message),
     });

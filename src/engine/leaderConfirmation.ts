@@ -16,6 +16,10 @@
 // settles on. Figures judged ahead never rank anything, so they are as unbiased as the ones judged after the
 // pick; an evaluation judged ahead that is not ok counts at once, like any confirmation. One never asked for is
 // dropped, and the log says so.
+// The search's last round can hold the first of these too (EarlyConfirmations): while the closing proposal (the
+// tuner's per-shape table, judged once everything else is) runs on one slot, the free ones judge it again and for
+// its figure, and the contenders judged so far again. None of these is picked by its own result, so each is as
+// unbiased as one judged after the search; on the H200 the round after the search was 15-39 s of a 55-77 s tune.
 import type { Verdict } from '../contract/verdict';
 import type { Candidate } from './candidate';
 import { isConfirmed, type CandidateStore } from './candidateStore';
@@ -41,6 +45,8 @@ export interface ConfirmationContext {
   slots?: number;
   onConfirmed: (c: Candidate, confirmation: Verdict) => void;
   log: (level: 'info' | 'warn', message: string) => void;
+  /** Evaluations started while the search's last round ran (EarlyConfirmations). */
+  early?: EarlyConfirmations;
 }
 
 export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
@@ -55,8 +61,20 @@ export async function confirmLeaders(ctx: ConfirmationContext): Promise<void> {
   let figures = 0;
   const ahead = new Map<Candidate, Verdict[]>();
   const rankAhead = new Map<Candidate, Verdict>();
+  await ctx.early?.settle(ctx, rankAhead, ahead);
   while (!ctx.quit?.aborted) {
     const lone = figures < MAX_FIGURES ? loneContender(store) : undefined;
+    const loneEarly = lone && rankAhead.get(lone);
+    if (lone && loneEarly) {
+      // judged again during the search, before anything could pick it: that evaluation is its figure
+      rankAhead.delete(lone);
+      figures += 1;
+      lone.figureFrom = lone.confirmations?.length ?? 0;
+      ctx.store.confirmed(lone, loneEarly);
+      ctx.onConfirmed(lone, loneEarly);
+      ctx.log('info', `${lone.id} (${scoreOf(lone).toFixed(2)}x), the only candidate above the baseline: its figure is the evaluation judged again during the search's last round.`);
+      continue;
+    }
     let batch = lone ? [lone] : ranked < rankingLimit ? nextBatch(store, top).slice(0, rankingLimit - ranked) : [];
     // the ranking's next evaluations of these were judged ahead in an earlier round: no round for them
     const ready = lone ? [] : batch.filter((c) => rankAhead.has(c));
@@ -193,6 +211,92 @@ function useFigure(ctx: ConfirmationContext, leader: Candidate, verdicts: Verdic
     ctx.onConfirmed(leader, v);
   }
   ctx.log('info', `${leader.id} leads; its figure, ${scoreOf(leader).toFixed(2)}x, is the ${FIGURE_CONFIRMATIONS} evaluations judged ahead for it beside the ranking (never used to rank it).`);
+}
+
+/**
+ * Confirmations started before the search ends, in slots its last round leaves free: that round is the closing
+ * proposal alone (Operator.conclude: the tuner's per-shape table, judged once everything else is). The closing
+ * candidates in flight are judged again (their ranking's first) and FIGURE_CONFIRMATIONS times for a figure, and
+ * the contenders judged so far (nextBatch) again, as slots allow. Nothing here reads a verdict to choose: which
+ * are judged depends on the first figures alone, as it would after the search. confirmLeaders takes them as
+ * judged ahead (settle); those it never asks for are dropped, and the log says so.
+ */
+export class EarlyConfirmations {
+  /** Evaluations running now (they hold slots the search's queue must leave them). */
+  running = 0;
+  private readonly rank = new Map<Candidate, Promise<Verdict | undefined>>();
+  private readonly figures = new Map<Candidate, Promise<Verdict[] | undefined>>();
+  private readonly controller = new AbortController();
+
+  constructor(private readonly opts: {
+    judge: ConfirmationContext['judge'];
+    /** A second Stop: what runs is stopped. */
+    quit?: AbortSignal;
+    /** An evaluation ended (its slot is free again). */
+    onSettled: () => void;
+  }) {
+    opts.quit?.addEventListener('abort', () => this.controller.abort(), { once: true });
+  }
+
+  /** Starts what fits in `free` slots: the closing candidates' ranking evaluations, the contenders', then the
+   *  closing candidates' figures; each once. */
+  start(store: CandidateStore, top: number, closing: readonly Candidate[], free: number): void {
+    if (top <= 0 || this.controller.signal.aborted) return;
+    const contenders = nextBatch(store, top).filter((c) => !c.confirmations?.length);
+    for (const c of [...closing, ...contenders]) {
+      if (free <= 0) return;
+      if (this.rank.has(c)) continue;
+      this.rank.set(c, this.one(c, 1));
+      free--;
+    }
+    for (const c of closing) {
+      if (free < FIGURE_CONFIRMATIONS) return;
+      if (this.figures.has(c)) continue;
+      this.figures.set(c, Promise.all(Array.from({ length: FIGURE_CONFIRMATIONS }, (_, i) => this.one(c, `figure${i + 1}`)))
+        .then((vs) => (vs.every((v): v is Verdict => !!v) ? vs : undefined)));
+      free -= FIGURE_CONFIRMATIONS;
+    }
+  }
+
+  private async one(c: Candidate, n: number | string): Promise<Verdict | undefined> {
+    this.running++;
+    try {
+      return await this.opts.judge(c, n, this.controller.signal);
+    } catch {
+      return undefined; // judged again in its turn
+    } finally {
+      this.running--;
+      this.opts.onSettled();
+    }
+  }
+
+  /** Waits for what was started and hands it to the confirmation: a candidate's ranking evaluation as judged
+   *  ahead (`rankAhead`), its figure's (`ahead`); one not ok counts at once (it loses its place). A candidate
+   *  whose first evaluation was not ok has nothing to confirm: its evaluations are dropped. */
+  async settle(ctx: ConfirmationContext, rankAhead: Map<Candidate, Verdict>, ahead: Map<Candidate, Verdict[]>): Promise<void> {
+    for (const [c, p] of this.rank) {
+      const v = await p;
+      if (!v || scoreOf(c) <= 0) continue;
+      if (v.status !== 'ok') lostPlace(ctx, c, v, 'its earlier figures were not reproducible');
+      else rankAhead.set(c, v);
+    }
+    for (const [c, p] of this.figures) {
+      const vs = await p;
+      if (!vs || scoreOf(c) <= 0) continue;
+      const failed = vs.find((v) => v.status !== 'ok');
+      if (failed) lostPlace(ctx, c, failed, 'its earlier figures were not reproducible');
+      else ahead.set(c, vs);
+    }
+    const n = this.rank.size + FIGURE_CONFIRMATIONS * this.figures.size;
+    if (n) ctx.log('info', `${n} evaluation${n === 1 ? '' : 's'} judged again during the search's last round, beside its closing proposal: ${[...this.rank.keys()].map((c) => c.id).join(', ')} once more${this.figures.size ? `; ${[...this.figures.keys()].map((c) => c.id).join(', ')} ${FIGURE_CONFIRMATIONS} times for a figure` : ''}.`);
+    this.rank.clear();
+    this.figures.clear();
+  }
+
+  /** Stops what runs (the run ends without a confirmation). */
+  abort(): void {
+    this.controller.abort();
+  }
 }
 
 const overlap = (a: [number, number] | undefined, b: [number, number] | undefined): boolean =>

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EngineEvent } from '../../../src/engine/events';
 import { EvolutionRun } from '../../../src/engine/evolutionRun';
 import type { Operator, ProposalBatch } from '../../../src/engine/operator';
@@ -294,5 +294,92 @@ describe('rounds after the search', () => {
     // with the figures alone judged ahead it was two rounds in 18 of these 20 runs, three in 2.
     console.log(slots, seen.join(' '));
     expect(seen.filter((n) => n === expected).length).toBeGreaterThanOrEqual(16);
+  });
+});
+
+describe('confirmations started during the search\'s last round', () => {
+  // a GPU host in virtual time: every evaluation takes 8 s, side by side on 20 slots; each program's figure comes
+  // with a +-1.5% interval. The search: three candidates, then a closing proposal (a per-shape table) judged alone.
+  const FIGURES: Record<string, number> = { baseline: 1, a: 1.2, b: 1.19, c: 1.05, table: 1.3 };
+  class SlowHost implements Evaluator {
+    readonly totalSlots = 20;
+    readonly jobs: Array<{ id: string; start: number; end: number }> = [];
+    async evaluate(job: EvaluationJob, opts: { signal?: AbortSignal } = {}): Promise<PoolVerdict> {
+      const start = Date.now();
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(resolve, 8000);
+        opts.signal?.addEventListener('abort', () => { clearTimeout(t); reject(new Error('aborted')); }, { once: true });
+      });
+      this.jobs.push({ id: job.id, start, end: Date.now() });
+      const f = FIGURES[/int (\w+) = 1;/.exec(job.candidateSource)?.[1] ?? 'baseline'];
+      return { status: 'ok', reason: 'Correct.', speedup: f, speedup_interval: [f / 1.015, f * 1.015], host: 'gpu' };
+    }
+  }
+  class Closing extends ListOperator {
+    async conclude(): Promise<ProposalBatch> {
+      return { proposals: [{ source: `${BASE}int table = 1;\n`, parents: ['c0000'], operator: this.name, mode: 'dispatch', rationale: 'table' }] };
+    }
+  }
+  async function timed(confirmEarly: boolean, quitAfterTableMs?: number) {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const t0 = Date.now();
+      const evaluator = new SlowHost();
+      const events: EngineEvent[] = [];
+      const quit = new AbortController();
+      const run = new EvolutionRun({ runId: 'e', runDir: '/tmp/e', spec, baselineSource: BASE, operators: [new Closing(['a', 'b', 'c'])],
+        evaluator, limits: { budget: 8 }, confirmEarly, quit: quit.signal });
+      run.on((e) => events.push(e));
+      run.on((e) => {
+        if (quitAfterTableMs !== undefined && e.type === 'candidate-proposed' && e.candidate.rationale === 'table') {
+          setTimeout(() => quit.abort(), quitAfterTableMs);
+        }
+      });
+      let finished = false;
+      const done = run.run().then((s) => { finished = true; return s; });
+      while (!finished) await vi.advanceTimersByTimeAsync(10);
+      const summary = await done;
+      const table = run.candidates.find((c) => c.rationale === 'table')!;
+      const searchEnd = (evaluator.jobs.find((j) => j.id === table.id)?.end ?? t0) - t0;
+      const jobs = evaluator.jobs.map((j) => ({ id: j.id, start: j.start - t0, end: j.end - t0 }));
+      return { run, jobs, summary, events, table, searchEnd, wall: Date.now() - t0 };
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  it('judges the table again and for its figure, and the contenders again, beside it: no round after the search, the same best and figure', async () => {
+    const before = await timed(false);
+    const after = await timed(true);
+    for (const r of [before, after]) {
+      expect(r.summary.best).toMatchObject({ id: r.table.id, speedup: expect.closeTo(1.3, 5), confirmed: true });
+      expect(r.table.confirmations).toHaveLength(1 + FIGURE_CONFIRMATIONS);
+    }
+    // the search: the baseline, its three candidates, the table: 24 s either way
+    expect(before.searchEnd).toBe(after.searchEnd);
+    // after it: a round of 8 s at least before; none after (everything it needed was judged beside the table)
+    expect(before.wall - before.searchEnd).toBeGreaterThanOrEqual(8000);
+    expect(after.wall - after.searchEnd).toBeLessThan(100);
+    // beside the table: its ranking evaluation, its three for the figure, and the contenders' (the three best first
+    // figures, as the confirmation's first round would take) once more
+    const beside = after.jobs.filter((j) => j.id.includes('-') && j.start < after.searchEnd).map((j) => j.id);
+    const id = (name: string) => after.run.candidates.find((c) => c.rationale === name)!.id;
+    expect(beside.sort()).toEqual([`${id('a')}-confirm1`, `${id('b')}-confirm1`, `${id('c')}-confirm1`, `${after.table.id}-confirm1`,
+      `${after.table.id}-figure1`, `${after.table.id}-figure2`, `${after.table.id}-figure3`].sort());
+    expect(after.jobs.filter((j) => j.id.includes('-') && j.start >= after.searchEnd)).toEqual([]);
+    expect(after.events.some((e) => e.type === 'log' && /7 evaluations judged again during the search's last round, beside its closing proposal/.test(e.message))).toBe(true);
+    // the ranking took the table's, a's and b's (the three best first figures once the table's was in); c's, asked
+    // for while the table was judged, was never needed: dropped, and the log says so
+    for (const name of ['a', 'b']) expect(after.run.candidates.find((c) => c.rationale === name)!.confirmations).toHaveLength(1);
+    expect(after.run.candidates.find((c) => c.rationale === 'c')!.confirmations).toBeUndefined();
+    expect(after.events.some((e) => e.type === 'log' && e.message.startsWith(`${id('c')}'s evaluation judged ahead for the ranking was not needed`))).toBe(true);
+  });
+
+  it('a hard stop during the last round stops what it started beside it, and nothing is confirmed', async () => {
+    const { jobs, events, summary, table } = await timed(true, 1000);
+    expect(jobs.some((j) => j.id.includes('-'))).toBe(false); // none of them finished
+    expect(events.some((e) => e.type === 'candidate-confirmed')).toBe(false);
+    expect(summary.best?.confirmed).toBe(false);
+    expect(jobs.some((j) => j.id === table.id)).toBe(false); // the table itself was stopped too
   });
 });
