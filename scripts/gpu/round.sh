@@ -6,7 +6,8 @@
 # kernels fetched by scripts/external-kernels.sh).
 # Usage: PARTS=a,b,c OUT=DIR [ROUND_S=580] bash scripts/gpu/round.sh
 # ROUND_S: the call's own limit; each part is stopped where it would run past it (less 20 s to pack the raw files),
-# and the raw files are packed after every part, so a call cut short still returns the parts it finished.
+# and the raw files are packed after every part, so a call cut short still returns the parts it finished. A part
+# is told its limit (PART_LIMIT_S) so that it can leave out what would not finish and still print its tables.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-.test-output/gpu-round}
@@ -35,7 +36,7 @@ for p in "${parts[@]}"; do
     [ "$left" -lt "$limit" ] && limit=$left
   fi
   echo "===== part $p (at most $limit s)" | tee -a "$OUT/round.log"
-  timeout "$limit" bash "scripts/gpu/parts/$p.sh" "$RAW/$p" 2>&1 | tee -a "$OUT/round.log"
+  PART_LIMIT_S=$limit timeout "$limit" bash "scripts/gpu/parts/$p.sh" "$RAW/$p" 2>&1 | tee -a "$OUT/round.log"
   echo "===== part $p done in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/round.log"
   tar czf "$OUT/raw.tgz" -C "$RAW" . 2>/dev/null
 done
