@@ -201,7 +201,7 @@ class Server:
         when every running one already serves KERNELEVOLVE_JUDGES_PER_REFERENCE (2) judges, up to
         KERNELEVOLVE_MAX_SHARED_REFERENCES (4). One process answers one request at a time: at 12 concurrent
         evaluations, each asking for about 20 reference outputs, a single one queued the judges' checks; on a
-        tune's first wave of Liger's SwiGLU (bf16 rows of 11-19k), five judges on one waited 33 s each for it,
+        tune's first wave of Liger's SwiGLU (bf16 rows of 11-19k), five judges on one waited 31-36 s each for it,
         a sixth on its own 3.6 s."""
         per = _env_count("KERNELEVOLVE_JUDGES_PER_REFERENCE", 2)
         most = _env_count("KERNELEVOLVE_MAX_SHARED_REFERENCES", 4)
