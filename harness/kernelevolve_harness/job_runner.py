@@ -18,7 +18,8 @@ A job is a JSON object:
   toolchain         the host's toolchain for a custom-backend spec ({"compile", "run", "knowledge", "hardware"},
                     field by field over the spec's TOOLCHAIN; backends/custom.py)
   memory_share      the share of the device's memory the evaluation plans within (0 < share <= 1; default the
-                    whole device): evaluations run side by side on one device (memory_plan.py)
+                    whole device): evaluations run side by side on one device (memory_plan.py), each with a
+                    reference process of its own that ends with it
 
 The answer is one envelope (a JSON object, ENVELOPE = 1):
 
@@ -219,6 +220,9 @@ class JobRun:
             env["KERNELEVOLVE_TOOLCHAIN"] = json.dumps(self.job.toolchain)
         if self.job.memory_share is not None:
             env["KERNELEVOLVE_DEVICE_MEMORY_SHARE"] = f"{self.job.memory_share:g}"
+            # A shared reference outlives its evaluation (KERNELEVOLVE_REFERENCE_IDLE_S) holding its inputs and
+            # expected outputs on the device, outside every share: beside others, each evaluation has its own.
+            env["KERNELEVOLVE_SHARED_REFERENCE"] = "0"
         self._out = open(os.path.join(self.scratch, ".stdout"), "w+b")
         self._err = open(os.path.join(self.scratch, ".stderr"), "w+b")
         self.started_at = time.time()

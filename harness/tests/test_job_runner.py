@@ -263,3 +263,13 @@ def test_the_jobs_memory_share_reaches_the_judge(tmp_path: Path, cache_dir: Path
     e = run_job(dict(job, memory_share=0.1), tmp_path, cache_dir)
     assert e["outcome"] == "spec_error", e
     assert "share of 0.10 of the device's 2.00 MB" in e["message"]
+
+
+def test_a_job_within_a_share_has_a_reference_of_its_own(tmp_path: Path, cache_dir: Path) -> None:
+    # a shared reference would outlive the job, holding its arrays outside every share of the device
+    job = {"spec": str(SPECS / "narrow" / "hardsigmoid.py"), "candidate": str(SPECS / "narrow" / "hardsigmoid.py")}
+    alone = run_job(job, tmp_path, cache_dir)["verdict"]
+    assert alone["workers"]["reference"].startswith("shared"), alone["workers"]
+    beside = run_job(dict(job, memory_share=0.5), tmp_path, cache_dir)["verdict"]
+    assert beside["status"] == "ok", beside
+    assert not beside["workers"]["reference"].startswith("shared"), beside["workers"]

@@ -19,6 +19,7 @@ import { inputsOption } from './inputsOption';
 import { finishedRow, openSuiteFolder, recordFinished, storedArgs, type SuiteArgs } from './suiteFolder';
 import { findProblems, type SuiteProblem } from './suiteProblems';
 import { SuiteProgress } from './suiteProgress';
+import { equalShare, neededShare, ShareQueue, SIDE_BY_SIDE } from './suiteShares';
 import { selfJudgeJson, selfJudgeTable, suiteJson, suiteTable, withinSelfTolerance, type SelfJudgement, type SuiteRow } from './suiteReport';
 
 export const SUITE_USAGE = `usage: kernelevolve suite DIR [--budget N] [--operators tune,llm] [--model M] [--host NAME ...]
@@ -270,12 +271,13 @@ const evolveLine = (r: SuiteRow) => (r.correct ? `correct, ${r.speedupEager!.toF
 const selfLine = (r: SelfJudgement) => (r.status === 'ok' ? `ok ${r.speedup!.toFixed(3)}x against itself` : `${r.status}: ${r.reason.slice(0, 80)}`);
 
 /** Judges the problems' own Models against themselves, `jobs` at a time. Side by side, each evaluation keeps to
- *  its share of the device's memory (`--memory-share`, 95% of it over `jobs`); one that ran out of memory or did
- *  not fit there is judged again alone, with the whole device, once the others are done, and its row says so.
- *  So is one that read outside 1.00 +- SELF_TOLERANCE beside others: the timing lock keeps other evaluations'
- *  timed sections apart, not their checks, and on the H200 a problem judged beside five others read 0.893x,
- *  0.954x and 1.097x where alone it read 1.000x, 1.000x and 1.001x. Its row keeps the figure read beside
- *  others (`besideOthers`), so what the harness showed there is never lost. */
+ *  its share of the device's memory (`--memory-share`: 95% of it over `jobs`, suiteShares.ts). One the harness
+ *  refuses there for memory is given the share its refusal says it needs, beside the others, where that is at most
+ *  95% of the device; one that needs more, or ran out of memory at run time, is judged again alone, with the whole
+ *  device, once the others are done, and its row says so. So is one that read outside 1.00 +- SELF_TOLERANCE beside
+ *  others: the timing lock keeps other evaluations' timed sections apart, not their checks, and on the H200 a
+ *  problem judged beside five others read 0.893x, 0.954x and 1.097x where alone it read 1.000x, 1.000x and 1.001x.
+ *  Its row keeps the figure read beside others (`besideOthers`), so what the harness showed there is never lost. */
 async function selfJudgeAll(left: SuiteProblem[], o: {
   out: string;
   jobs: number;
@@ -284,34 +286,48 @@ async function selfJudgeAll(left: SuiteProblem[], o: {
   stopped: () => boolean;
   record: (problem: SuiteProblem, row: SelfJudgement) => void;
 }): Promise<void> {
-  const share = o.jobs > 1 ? Math.floor(950 / o.jobs) / 1000 : undefined;
+  const share = equalShare(o.jobs);
   const alone: SuiteProblem[] = [];
   // the log of each first try beside others, kept beside the second try's (`log-beside-others.txt`; its verdict
   // too where it read outside the tolerance, `verdict-beside-others.json`)
   const besideLogs = new Map<string, string>();
   // what a problem read against itself beside others, where that was outside the tolerance, and that verdict
   const besideFigures = new Map<string, { speedup: number; verdict: string }>();
-  const judge = async (problem: SuiteProblem, beside: boolean): Promise<void> => {
+  // the share a problem refused in its equal share was given next
+  const grown = new Map<string, { from: number; to: number }>();
+  const queue = new ShareQueue<SuiteProblem>(o.jobs);
+  const judge = async (problem: SuiteProblem, given: number | undefined): Promise<void> => {
     const folder = path.join(o.out, problem.name);
     o.progress.started(problem.name);
     const t0 = Date.now();
-    const row = await selfJudge(problem, folder, [...o.passOn, ...(beside && share ? ['--memory-share', String(share)] : [])]);
+    const row = await selfJudge(problem, folder, [...o.passOn, ...(given ? ['--memory-share', String(given)] : [])]);
     if (!row || o.stopped()) return;
     row.wallSeconds = (Date.now() - t0) / 1000;
     const drifted = row.status === 'ok' && !withinSelfTolerance(row);
-    if (beside && share && ((row.status !== 'ok' && outOfMemory(row, folder)) || drifted)) {
-      alone.push(problem);
+    const beside = given !== undefined;
+    if (beside && ((row.status !== 'ok' && outOfMemory(row, folder)) || drifted)) {
       besideLogs.set(problem.name, readText(path.join(folder, 'log.txt')));
+      const needs = drifted ? undefined : neededShare(`${row.reason}\n${besideLogs.get(problem.name)}`);
+      if (needs !== undefined && needs > given && needs <= SIDE_BY_SIDE && !grown.has(problem.name)) {
+        grown.set(problem.name, { from: given, to: needs });
+        queue.add(problem, needs, true);
+        o.progress.setAside(problem.name, `${problem.name}: does not fit in ${given} of the device's memory (${row.wallSeconds.toFixed(1)} s); judged again beside others with the ${needs.toFixed(2)} it needs`);
+        return;
+      }
+      alone.push(problem);
       if (drifted) besideFigures.set(problem.name, { speedup: row.speedup!, verdict: readText(path.join(folder, 'verdict.json')) });
       const why = drifted ? `read ${row.speedup!.toFixed(3)}x against itself beside others` : 'out of memory beside others';
       o.progress.setAside(problem.name, `${problem.name}: ${why} (${row.wallSeconds.toFixed(1)} s); judged again alone once the others are done`);
       return;
     }
+    const more = grown.get(problem.name);
+    const grew = more ? `with ${more.to.toFixed(2)} of the device's memory after it did not fit in ${more.from}` : '';
+    if (beside && more) row.reason = `judged beside others ${grew}; ${row.reason}`;
     if (!beside && share) {
       const first = besideFigures.get(problem.name);
-      row.reason = first !== undefined
-        ? `judged alone after reading ${first.speedup.toFixed(3)}x against itself beside others; ${row.reason}`
-        : `judged alone after running out of memory beside others; ${row.reason}`;
+      row.reason = (first !== undefined
+        ? `judged alone after reading ${first.speedup.toFixed(3)}x against itself beside others`
+        : 'judged alone after running out of memory beside others') + (more ? ` (${grew})` : '') + `; ${row.reason}`;
       fs.writeFileSync(path.join(folder, 'log-beside-others.txt'), besideLogs.get(problem.name) ?? '');
       if (first !== undefined) {
         row.besideOthers = first.speedup;
@@ -320,11 +336,22 @@ async function selfJudgeAll(left: SuiteProblem[], o: {
     }
     o.record(problem, row);
   };
-  const queue = [...left];
+  if (share === undefined) {
+    for (const problem of left) {
+      if (o.stopped()) break;
+      await judge(problem, undefined);
+    }
+    return;
+  }
+  for (const problem of left) queue.add(problem, share);
   const inFlight = new Set<Promise<void>>();
-  while ((queue.length || inFlight.size) && !o.stopped()) {
-    while (queue.length && inFlight.size < o.jobs && !o.stopped()) {
-      const p: Promise<void> = judge(queue.shift()!, true).finally(() => inFlight.delete(p));
+  while ((queue.size || inFlight.size) && !o.stopped()) {
+    for (let next = queue.next(); next && !o.stopped(); next = queue.next()) {
+      const { item, share: given } = next;
+      const p: Promise<void> = judge(item, given).finally(() => {
+        queue.done(item);
+        inFlight.delete(p);
+      });
       inFlight.add(p);
     }
     if (inFlight.size) await Promise.race(inFlight);
@@ -332,7 +359,7 @@ async function selfJudgeAll(left: SuiteProblem[], o: {
   await Promise.all(inFlight);
   for (const problem of alone) {
     if (o.stopped()) break;
-    await judge(problem, false);
+    await judge(problem, undefined);
   }
 }
 

@@ -14,7 +14,8 @@
 #   python3 scripts/gpu/kernelbench_selfjudge.py --summary RAW1/results.jsonl RAW2/results.jsonl ...); REST (a
 #   results.jsonl of an earlier call, carried in: only its problems left "not run"); ONLY (names, comma-separated)
 #   SUITE=1: through the product instead, as a user runs it: `kernelevolve suite DIR --self-judge --jobs JOBS` over
-#   the shard's problems (a folder of links to them), with its table and the session's wall time
+#   the shard's problems (a folder of links to them; ONLY's where given), with its table and the session's wall
+#   time; the level's summary over the shards: python3 scripts/gpu/suite_summary.py RAW1/suite/suite.json ...
 set -uo pipefail
 RAW=$1
 mkdir -p "$RAW"
@@ -32,13 +33,20 @@ if [ -n "${SUITE:-}" ]; then
   mkdir -p "$RAW/problems/level1"
   i=0
   for f in $(ls "$DIR" | grep '\.py$' | sort -n); do
-    [ $(( i % n )) -eq "$k" ] && ln -s "$(realpath "$DIR/$f")" "$RAW/problems/level1/$f"
+    if [ -n "${ONLY:-}" ]; then
+      [[ ",$ONLY," == *",${f%.py},"* ]] && ln -s "$(realpath "$DIR/$f")" "$RAW/problems/level1/$f"
+    elif [ $(( i % n )) -eq "$k" ]; then
+      ln -s "$(realpath "$DIR/$f")" "$RAW/problems/level1/$f"
+    fi
     i=$((i + 1))
   done
   echo "-- kernelevolve suite --self-judge --jobs ${JOBS:-6} over $(ls "$RAW/problems/level1" | wc -l) problems (shard ${SHARD:-0/1})"
-  node bin/kernelevolve.js suite "$RAW/problems" --self-judge --jobs "${JOBS:-6}" --out "$RAW/suite" 2> "$RAW/suite.log"
+  # stopped with Ctrl-C's signal before the part's limit, so that it stops its evaluations and prints its table
+  timeout -s INT -k 20 $(( ${PART_LIMIT_S:-900} - 30 )) \
+    node bin/kernelevolve.js suite "$RAW/problems" --self-judge --jobs "${JOBS:-6}" --out "$RAW/suite" 2> "$RAW/suite.log"
   echo "exit $?"
   tail -5 "$RAW/suite.log"
+  python3 scripts/gpu/suite_summary.py "$RAW/suite/suite.json"
   exit 0
 fi
 python3 scripts/gpu/kernelbench_selfjudge.py "$DIR" "$RAW" --jobs "${JOBS:-6}" --deadline "${DEADLINE:-330}" \
