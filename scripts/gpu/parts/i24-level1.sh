@@ -16,6 +16,8 @@
 #   SUITE=1: through the product instead, as a user runs it: `kernelevolve suite DIR --self-judge --jobs JOBS` over
 #   the shard's problems (a folder of links to them; ONLY's where given), with its table and the session's wall
 #   time; the level's summary over the shards: python3 scripts/gpu/suite_summary.py RAW1/suite/suite.json ...
+#   SUITE_OUT: the suite's folder (default RAW/suite); where it holds a suite an earlier call left unfinished
+#   (carried in), that suite is resumed: a level over two calls as one suite
 set -uo pipefail
 RAW=$1
 mkdir -p "$RAW"
@@ -30,22 +32,35 @@ echo "-- self-judgement of $(ls "$DIR"/*.py | wc -l) problems in $DIR ($(cat "$(
 nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader
 if [ -n "${SUITE:-}" ]; then
   IFS=/ read -r k n <<< "${SHARD:-0/1}"
-  mkdir -p "$RAW/problems/level1"
-  i=0
-  for f in $(ls "$DIR" | grep '\.py$' | sort -n); do
-    if [ -n "${ONLY:-}" ]; then
-      [[ ",$ONLY," == *",${f%.py},"* ]] && ln -s "$(realpath "$DIR/$f")" "$RAW/problems/level1/$f"
-    elif [ $(( i % n )) -eq "$k" ]; then
-      ln -s "$(realpath "$DIR/$f")" "$RAW/problems/level1/$f"
-    fi
-    i=$((i + 1))
-  done
-  echo "-- kernelevolve suite --self-judge --jobs ${JOBS:-6} over $(ls "$RAW/problems/level1" | wc -l) problems (shard ${SHARD:-0/1})"
+  PROBLEMS=$(realpath "$DIR")
+  if [ -n "${ONLY:-}" ] || [ "$n" != 1 ]; then
+    PROBLEMS=$RAW/problems/level1
+    mkdir -p "$PROBLEMS"
+    i=0
+    for f in $(ls "$DIR" | grep '\.py$' | sort -n); do
+      if [ -n "${ONLY:-}" ]; then
+        [[ ",$ONLY," == *",${f%.py},"* ]] && ln -s "$(realpath "$DIR/$f")" "$PROBLEMS/$f"
+      elif [ $(( i % n )) -eq "$k" ]; then
+        ln -s "$(realpath "$DIR/$f")" "$PROBLEMS/$f"
+      fi
+      i=$((i + 1))
+    done
+  fi
+  SUITE_OUT=${SUITE_OUT:-$RAW/suite}
   # stopped with Ctrl-C's signal before the part's limit, so that it stops its evaluations and prints its table
-  timeout -s INT -k 20 $(( ${PART_LIMIT_S:-900} - 30 )) \
-    node bin/kernelevolve.js suite "$RAW/problems" --self-judge --jobs "${JOBS:-6}" --out "$RAW/suite" 2> "$RAW/suite.log"
+  stop=$(( ${PART_LIMIT_S:-900} - 30 ))
+  if [ -f "$SUITE_OUT/suite-args.json" ]; then
+    # a suite an earlier call left unfinished, carried in: resumed (its problems' folder is this machine's copy)
+    python3 -c 'import json, sys; p = sys.argv[1] + "/suite-args.json"; a = json.load(open(p)); a["dir"] = sys.argv[2]; json.dump(a, open(p, "w"))' "$SUITE_OUT" "$PROBLEMS"
+    echo "-- kernelevolve suite --resume (at most $stop s): $(ls -d "$SUITE_OUT"/*/ 2>/dev/null | wc -l) problem folders there before"
+    timeout -s INT -k 20 "$stop" node bin/kernelevolve.js suite --resume "$SUITE_OUT" --jobs "${JOBS:-6}" 2> "$RAW/suite.log"
+  else
+    echo "-- kernelevolve suite --self-judge --jobs ${JOBS:-6} over $(ls "$PROBLEMS" | grep -c '\.py$') problems (shard ${SHARD:-0/1}; at most $stop s)"
+    timeout -s INT -k 20 "$stop" node bin/kernelevolve.js suite "$PROBLEMS" --self-judge --jobs "${JOBS:-6}" --out "$SUITE_OUT" 2> "$RAW/suite.log"
+  fi
   echo "exit $?"
   tail -5 "$RAW/suite.log"
+  [ "$SUITE_OUT" = "$RAW/suite" ] || cp -r "$SUITE_OUT" "$RAW/suite"
   python3 scripts/gpu/suite_summary.py "$RAW/suite/suite.json"
   exit 0
 fi
