@@ -1,16 +1,21 @@
 // The device's memory shared out among problems self-judged side by side (`kernelevolve suite --self-judge
 // --jobs N`). Each problem starts with an equal share (95% of the device over N); one the harness refuses there
-// says in its refusal how much it needs (memory_plan.py's arithmetic), and is given that share beside the others
-// when it is at most SIDE_BY_SIDE, instead of waiting to be judged alone after all of them: on an H200 the
-// element-wise problems of KernelBench's level 1 (6.4 GB in, 6.4 GB out) need about a quarter of the device each.
+// says in its refusal how much it needs at least (memory_plan.py's arithmetic); it is given that, grown to what
+// such an evaluation holds at its peak, beside the others when that is at most SIDE_BY_SIDE, instead of waiting to
+// be judged alone after all of them: on an H200 a reduction of KernelBench's level 1 over an 8.6 GB input needs a
+// third of the device.
 
 /** The most of the device the problems judged at once hold together. */
 export const SIDE_BY_SIDE = 0.95;
 /** The harness plans with 90% of what it is given, less 1 GiB for a CUDA context on a GPU (memory_plan.py). */
 const HEADROOM = 0.9;
 const GPU_RESERVE = 2 ** 30;
-/** Room above the bare minimum: a problem given exactly that holds one buffer set and one round at a time. */
-const MARGIN = 1.05;
+/** What an evaluation holds at its peak over the harness's minimum (memory_plan.py: 3 copies of the inputs and 2
+ *  of the outputs): the previous seed's buffers kept for the call on the same buffers, the reference's expected
+ *  outputs asked ahead, the timed calls' outputs kept. On the H200, given the minimum's share, 4 of 6 of
+ *  KernelBench's element-wise problems (as much out as in) ran out of memory beside others and 18 problems started
+ *  after them found the device full, while the reductions (inputs only) fit; 1.6 is eight sets over five. */
+const PEAK_OVER_MINIMUM = 1.6;
 
 /** Every problem's share when `jobs` are judged at once (undefined for one at a time: the whole device). */
 export function equalShare(jobs: number): number | undefined {
@@ -29,8 +34,14 @@ export function neededShare(refusal: string): number | undefined {
   const whole = /share of [\d.]+ of the device's ([\d.]+) (GB|MB)/.exec(refusal);
   if (!need || !whole) return undefined;
   const gpu = /does not fit in this GPU's memory/.test(refusal);
-  const share = ((bytes(need[1], need[2]) + (gpu ? GPU_RESERVE : 0)) / HEADROOM / bytes(whole[1], whole[2])) * MARGIN;
+  const share = ((bytes(need[1], need[2]) * PEAK_OVER_MINIMUM + (gpu ? GPU_RESERVE : 0)) / HEADROOM / bytes(whole[1], whole[2]));
   return Number.isFinite(share) && share > 0 ? Math.ceil(share * 100) / 100 : undefined;
+}
+
+/** The share to try again with after running out of memory at run time, which says nothing of what would fit
+ *  (a neighbour may have held more than its share): the share it had, grown as a refusal's would be. */
+export function grownShare(given: number): number {
+  return Math.ceil(given * PEAK_OVER_MINIMUM * 100) / 100;
 }
 
 /** Problems waiting for their turn, each with its share: the next starts while fewer than `jobs` run and its
