@@ -2,6 +2,7 @@
 // (HostUnavailableError) goes back to the front of the queue and runs on another host, or on the same one
 // once it recovers; it is never lost. Each job may have a timeout, and every job can be cancelled.
 import type { EvaluationJob, Evaluator, PoolJobOptions, PoolVerdict } from '../contract/job';
+import { AbortFanout } from './abortFanout';
 import { HostUnavailableError, type Host } from './host';
 
 export interface HostPoolOptions {
@@ -29,12 +30,15 @@ interface QueuedJob {
   resolve: (v: PoolVerdict) => void;
   reject: (e: unknown) => void;
   enqueuedAt: number;
+  /** Stops watching its signal while it waits in the queue. */
+  unwatch?: () => void;
 }
 
 export class HostPool implements Evaluator {
   private readonly states: HostState[];
   private readonly queue: QueuedJob[] = [];
   private wakeTimer?: NodeJS.Timeout;
+  private readonly aborts = new AbortFanout();
   private readonly opts: Required<Omit<HostPoolOptions, 'onHostFailure'>> & Pick<HostPoolOptions, 'onHostFailure'>;
 
   constructor(hosts: Host[], opts: HostPoolOptions = {}) {
@@ -62,16 +66,28 @@ export class HostPool implements Evaluator {
     return new Promise((resolve, reject) => {
       if (opts.signal?.aborted) return reject(abortError(opts.signal));
       const entry: QueuedJob = { job, opts, resolve, reject, enqueuedAt: Date.now() };
-      opts.signal?.addEventListener('abort', () => {
-        const i = this.queue.indexOf(entry);
-        if (i >= 0) {
-          this.queue.splice(i, 1);
-          reject(abortError(opts.signal!));
-        }
-      }, { once: true });
-      this.queue.push(entry);
+      this.enqueue(entry, 'back');
       this.dispatch();
     });
+  }
+
+  /** Into the queue, watching its signal while there (a job cancelled while it waits leaves the queue). */
+  private enqueue(entry: QueuedJob, where: 'front' | 'back'): void {
+    entry.unwatch = this.aborts.on(entry.opts.signal, () => {
+      const i = this.queue.indexOf(entry);
+      if (i >= 0) {
+        this.queue.splice(i, 1);
+        entry.reject(abortError(entry.opts.signal!));
+      }
+    });
+    if (where === 'front') this.queue.unshift(entry);
+    else this.queue.push(entry);
+  }
+
+  private dequeue(): QueuedJob {
+    const q = this.queue.shift()!;
+    q.unwatch?.();
+    return q;
   }
 
   private dispatch(): void {
@@ -83,13 +99,14 @@ export class HostPool implements Evaluator {
         .filter((s) => s.busy < s.host.slots && s.downUntil <= now)
         .sort((a, b) => a.busy / a.host.slots - b.busy / b.host.slots)[0];
       if (!free) break;
-      void this.run(free, this.queue.shift()!); // settles its job itself, whatever happens
+      void this.run(free, this.dequeue()); // settles its job itself, whatever happens
     }
     if (this.queue.length) {
       const allDownSince = this.states.every((s) => s.firstFailureAt !== undefined)
         ? Math.max(...this.states.map((s) => s.firstFailureAt!)) : undefined;
       if (allDownSince !== undefined && now - allDownSince >= this.opts.giveUpAfterMs) {
-        for (const q of this.queue.splice(0)) {
+        while (this.queue.length) {
+          const q = this.dequeue();
           q.reject(new HostUnavailableError('pool', `Every host has been failing for ${Math.round((now - allDownSince) / 1000)} s; check the hosts with \`kernelevolve hosts --check\`, then resume the run.`));
         }
         return;
@@ -104,8 +121,7 @@ export class HostPool implements Evaluator {
     q.opts.onStart?.(state.host.name);
     const timeoutS = q.job.timeoutS;
     const controller = new AbortController();
-    const onAbort = () => controller.abort(q.opts.signal?.reason);
-    q.opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const unwatch = this.aborts.on(q.opts.signal, () => controller.abort(q.opts.signal?.reason));
     let timedOut = false;
     const timer = timeoutS && !state.host.enforcesTimeout ? setTimeout(() => {
       timedOut = true;
@@ -131,13 +147,13 @@ export class HostPool implements Evaluator {
         state.firstFailureAt ??= Date.now();
         state.downUntil = Date.now() + Math.min(this.opts.maxRetryDelayMs, this.opts.retryDelayMs * 2 ** (state.failures - 1));
         this.opts.onHostFailure?.(state.host.name, e);
-        this.queue.unshift(q); // back to the front: it was waiting longest
+        this.enqueue(q, 'front'); // back to the front: it was waiting longest
       } else {
         q.reject(e);
       }
     } finally {
       clearTimeout(timer);
-      q.opts.signal?.removeEventListener('abort', onAbort);
+      unwatch();
       state.busy--;
       this.dispatch();
     }

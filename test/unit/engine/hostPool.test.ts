@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { Verdict } from '../../../src/contract/verdict';
 import type { HostCheck } from '../../../src/contract/hardware';
@@ -105,5 +106,35 @@ describe('HostPool', () => {
     await expect(queued).rejects.toThrow();
     expect(a.ran).toEqual([]);
     expect(a.running).toBe(0);
+  });
+
+  it('holds one listener on a signal that many jobs share, and none once they are done', async () => {
+    // a host that does not watch the signal itself, so that the listeners counted are the pool's
+    const quiet: Host = {
+      name: 'q', slots: 4,
+      evaluate: async (j) => {
+        await new Promise((r) => setTimeout(r, 5));
+        return { status: 'ok', reason: 'fine', speedup: 1, host: 'q', id: j.id } as Verdict;
+      },
+      check: async () => ({ host: 'q', reachable: true, facts: {} }),
+      dispose: async () => undefined,
+    };
+    const pool = new HostPool([quiet]);
+    const shared = new AbortController();
+    let most = 0;
+    const watch = setInterval(() => (most = Math.max(most, getEventListeners(shared.signal, 'abort').length)), 1);
+    const verdicts = await Promise.all(Array.from({ length: 30 }, (_, i) => pool.evaluate(job(`j${i}`), { signal: shared.signal })));
+    clearInterval(watch);
+    expect(verdicts.every((v) => v.status === 'ok')).toBe(true);
+    expect(most).toBe(1); // 4 running and 26 queued, one listener
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    // and the shared signal still stops what runs and what waits
+    const slow: Host = { ...quiet, evaluate: (_j, signal) => new Promise((_, reject) => signal?.addEventListener('abort', () => reject(new Error('killed')))) };
+    const stopping = new HostPool([slow]);
+    const stop = new AbortController();
+    const all = Array.from({ length: 6 }, (_, i) => stopping.evaluate(job(`s${i}`), { signal: stop.signal }));
+    setTimeout(() => stop.abort(), 10);
+    const settled = await Promise.allSettled(all);
+    expect(settled.every((r) => r.status === 'rejected')).toBe(true);
   });
 });
