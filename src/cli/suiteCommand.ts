@@ -16,7 +16,7 @@ import { figureVerdicts, pairedScore } from '../engine/pairedScore';
 import { RunStore } from '../engine/runStore';
 import { CliError, EXIT } from './cliError';
 import { inputsOption } from './inputsOption';
-import { finishedRow, openSuiteFolder, recordFinished, storedArgs, type SuiteArgs } from './suiteFolder';
+import { finishedRow, openSuiteFolder, recordFinished, recordSession, storedArgs, type SuiteArgs } from './suiteFolder';
 import { findProblems, type SuiteProblem } from './suiteProblems';
 import { SuiteProgress } from './suiteProgress';
 import { equalShare, grownShare, neededShare, ShareQueue, SIDE_BY_SIDE } from './suiteShares';
@@ -249,7 +249,8 @@ export async function suiteCommand(argv: string[]): Promise<number> {
 
   const rows = problems.map((p) => finished.get(p.name)).filter((r): r is SuiteRow & SelfJudgement => !!r);
   // with problems side by side, their own wall times add up to more than the suite took
-  const session = { elapsedSeconds: (Date.now() - sessionStart) / 1000, jobs };
+  const elapsedSeconds = (Date.now() - sessionStart) / 1000;
+  const session = { elapsedSeconds, jobs, sessionsSeconds: recordSession(out, elapsedSeconds) };
   const table = args.selfJudge ? selfJudgeTable(rows, session) : suiteTable(rows);
   const json = { ...(args.selfJudge ? selfJudgeJson(rows, session) : suiteJson(rows)), out, total: problems.length, finished: rows.length };
   fs.writeFileSync(path.join(out, 'suite.json'), JSON.stringify(json, null, 2) + '\n');

@@ -1,7 +1,7 @@
 // A suite's folder (`--out`), what makes a suite resumable: suite-args.json says what the suite is (its problems'
 // folder and the options that shape a row), and each problem's row.json is written, whole or not at all, once that
 // problem is finished. A suite run again into the same folder (or `--resume OUT`) skips the finished problems and
-// finishes the rest; the table covers them all.
+// finishes the rest; the table covers them all, and suite-sessions.json the wall time of each session.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CliError } from './cliError';
@@ -24,6 +24,7 @@ export interface SuiteArgs {
 
 const ARGS_FILE = 'suite-args.json';
 const ROW_FILE = 'row.json';
+const SESSIONS_FILE = 'suite-sessions.json';
 /** What a row depends on: a folder holding rows made with other values is another suite. */
 const DEFINING = ['dir', 'selfJudge', 'budget', 'operators', 'model', 'time', 'compile', 'inputs'] as const;
 
@@ -54,6 +55,22 @@ export function openSuiteFolder(out: string, args: SuiteArgs): { resumed: boolea
   }
   writeAtomically(path.join(out, ARGS_FILE), JSON.stringify(args, null, 2) + '\n');
   return { resumed: !!stored };
+}
+
+/** Adds this session's wall time to the suite's record (suite-sessions.json) and returns every session's, this one
+ *  last: a suite interrupted and resumed reports the time it took in all, not only its last session's. */
+export function recordSession(out: string, seconds: number): number[] {
+  const file = path.join(out, SESSIONS_FILE);
+  let earlier: number[] = [];
+  try {
+    const stored = JSON.parse(fs.readFileSync(file, 'utf8'));
+    if (Array.isArray(stored) && stored.every((n) => typeof n === 'number')) earlier = stored;
+  } catch {
+    // the first session, or a suite folder from before sessions were recorded
+  }
+  const all = [...earlier, seconds];
+  writeAtomically(file, JSON.stringify(all) + '\n');
+  return all;
 }
 
 /** A finished problem's row, or undefined when the problem has not been finished in this folder. */

@@ -139,6 +139,20 @@ export function selfJudgeSummary(rows: readonly SelfJudgement[]): SelfJudgeSumma
 export interface SuiteSession {
   elapsedSeconds: number;
   jobs: number;
+  /** The wall time of every session of this suite so far, this one last (a suite interrupted and resumed). */
+  sessionsSeconds?: number[];
+}
+
+/** What the time line adds about the suite's sessions: how many problems ran at once and how long this session
+ *  took, and where the suite was resumed, how long all its sessions took together. */
+function sessionNote(session: SuiteSession | undefined): string {
+  if (!session) return '';
+  const all = session.sessionsSeconds ?? [];
+  const resumed = all.length > 1 ? `its ${all.length} sessions took ${all.reduce((a, b) => a + b, 0).toFixed(1)} s in all` : '';
+  if (session.jobs > 1) {
+    return ` (the problems' own; ${session.jobs} at a time, this session took ${session.elapsedSeconds.toFixed(1)} s${resumed ? `; ${resumed}` : ''})`;
+  }
+  return resumed ? ` (${resumed})` : '';
 }
 
 export function selfJudgeTable(rows: readonly SelfJudgement[], session?: SuiteSession): string {
@@ -156,7 +170,7 @@ export function selfJudgeTable(rows: readonly SelfJudgement[], session?: SuiteSe
     `within 1.00 +- ${SELF_TOLERANCE.toFixed(2)}: ${s.within} of ${rows.length}`
       + (s.rejudgedAlone ? ` (${s.rejudgedAlone} of them judged again alone after reading outside it beside other problems: the "beside others" note)` : ''),
     `time: ${s.wallSeconds.toFixed(1)} s of wall time, ${s.evalSeconds.toFixed(1)} s of evaluation on the hosts`
-      + (session && session.jobs > 1 ? ` (the problems' own; ${session.jobs} at a time, this session took ${session.elapsedSeconds.toFixed(1)} s)` : ''),
+      + sessionNote(session),
     `slowest: ${s.slowest.map((r) => `${r.problem} ${r.wallSeconds.toFixed(1)} s`).join(', ')}`,
   ].join('\n');
 }

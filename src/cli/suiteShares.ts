@@ -13,8 +13,9 @@ const GPU_RESERVE = 2 ** 30;
 /** What an evaluation holds at its peak over the harness's minimum (memory_plan.py: 3 copies of the inputs and 2
  *  of the outputs): the previous seed's buffers kept for the call on the same buffers, the reference's expected
  *  outputs asked ahead, the timed calls' outputs kept. On the H200, given the minimum's share, 4 of 6 of
- *  KernelBench's element-wise problems (as much out as in) ran out of memory beside others and 18 problems started
- *  after them found the device full, while the reductions (inputs only) fit; 1.6 is eight sets over five. */
+ *  KernelBench's element-wise problems (as much out as in) ran out of memory beside others and the 16 problems
+ *  started next failed within 1.6 s each (the device was full), while the reductions (inputs only) fit; 1.6 is
+ *  eight sets over five. */
 const PEAK_OVER_MINIMUM = 1.6;
 
 /** Every problem's share when `jobs` are judged at once (undefined for one at a time: the whole device). */

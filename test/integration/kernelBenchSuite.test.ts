@@ -144,7 +144,7 @@ describe('kernelevolve suite', () => {
     expect(other.stderr).toMatch(/holds another suite \(--budget "2" there, "3" here/);
   }, 300_000);
 
-  it('Ctrl-C stops the suite with the table so far and the line to finish it; --resume OUT finishes it', async () => {
+  it('Ctrl-C stops the suite with the table so far and the line to finish it; --resume OUT finishes it and says how long both sessions took', async () => {
     const dir = kernelBenchFolder({
       'level1/1_relu_scale.py': path.join(CPU, 'relu_scale.py'),
       'level1/2_softmax_rows.py': path.join(CPU, 'softmax_rows.py'),
@@ -175,6 +175,11 @@ describe('kernelevolve suite', () => {
     expect(result.selfJudge).toBe(true);
     expect(result.problems.map((p: any) => [p.problem, p.status])).toEqual([['level1/1_relu_scale', 'ok'], ['level1/2_softmax_rows', 'ok'], ['level1/89_cumsum', 'ok']]);
     expect(r.stderr).toMatch(new RegExp(`resuming the suite in .*: ${partial.finished} of 3 problems finished before`));
+    // the time it took over both sessions, not only the last one's
+    const sessions = JSON.parse(readFileSync(path.join(out, 'suite-sessions.json'), 'utf8'));
+    expect(sessions).toEqual([partial.session.elapsedSeconds, result.session.elapsedSeconds]);
+    expect(result.session.sessionsSeconds).toEqual(sessions);
+    expect(readFileSync(path.join(out, 'suite.txt'), 'utf8')).toMatch(/\(its 2 sessions took [\d.]+ s in all\)/);
   }, 300_000);
 
   it('--self-judge judges every problem\'s Model against itself: all ok near 1.00, the summary, init arguments not shapes', async () => {

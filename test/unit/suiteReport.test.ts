@@ -59,6 +59,15 @@ describe('self-judgement', () => {
     expect(table).toMatch(/^d\s+runtime_error\s+-.*The worker ran out of memory\.$/m);
     expect(table).toMatch(/slowest: c 30\.0 s, d 12\.0 s, b 7\.0 s/);
   });
+
+  it('says how long a resumed suite took over all its sessions', () => {
+    const resumed = selfJudgeTable(rows, { elapsedSeconds: 278.8, jobs: 6, sessionsSeconds: [524.8, 278.8] });
+    expect(resumed).toMatch(/6 at a time, this session took 278\.8 s; its 2 sessions took 803\.6 s in all\)/);
+    expect(selfJudgeTable(rows, { elapsedSeconds: 30, jobs: 1, sessionsSeconds: [20, 30] })).toMatch(/\(its 2 sessions took 50\.0 s in all\)/);
+    const once = selfJudgeTable(rows, { elapsedSeconds: 30, jobs: 6, sessionsSeconds: [30] });
+    expect(once).toMatch(/this session took 30\.0 s\)/);
+    expect(once).not.toMatch(/in all/);
+  });
 });
 
 describe('the progress on stderr', () => {
