@@ -140,12 +140,16 @@ class ReferenceWorker(Worker):
     def start(self) -> Optional[Dict[str, Any]]:
         """Validates the spec, loads and probes the baseline, and says "ready" (returning what it said), or sends
         the spec error and returns None."""
+        # Where the start's seconds go (the judge that waited for it reports them: reference_start_*_s).
+        phases: Dict[str, float] = {}
+        t = time.monotonic()
         try:
             self.load_spec()
             info = validate(self.spec, self.cfg["spec"])
         except SpecError as e:
             self.send("spec_error", message=str(e))
             return None
+        t = _lap(phases, "spec", t)
         self.outputs = list(info.outputs or [])
         self.inplace = list(info.inplace)
         self.tolerance = dict(info.tolerance or {})
@@ -157,17 +161,22 @@ class ReferenceWorker(Worker):
             return None
         self.kb = kb
         cached = self.backend.cache_snapshot()
+        t = _lap(phases, "baseline_load", t)
         try:
+            self.backend.synchronize()  # the device's context (a GPU's first call), apart from the probe's work
+            t = _lap(phases, "device", t)
             self.probe(info)
+            t = _lap(phases, "probe", t)
             if self.backend.jit_compiles:
                 self.compile_every_shape()
+                t = _lap(phases, "compile_shapes", t)
         except SpecError as e:
             self.send("spec_error", message=str(e))
             return None
         M.release(self.backend.gpu, getattr(self, "set_bytes", 0))
         ready = {"info": info.to_json(), "outputs": self.outputs, "inplace": self.inplace,
                  "output_bytes": getattr(self, "output_bytes", 0), "shareable": getattr(self, "shareable", False)}
-        self.send("ready", compiled=self.backend.compiled_since(cached), **ready)
+        self.send("ready", compiled=self.backend.compiled_since(cached), start_s=phases, **ready)
         return ready
 
     def failure(self, req: Dict[str, Any], e: Exception) -> str:
@@ -447,6 +456,12 @@ class SharedReference(ReferenceWorker):
         os.close(log)
         os.chdir(home)
         return dict(moved, log=os.path.join(home, "reference.log"))
+
+
+def _lap(phases: Dict[str, float], name: str, since: float) -> float:
+    now = time.monotonic()
+    phases[name] = round(now - since, 3)
+    return now
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -380,6 +380,9 @@ class Judge:
         if header.get("log"):
             self.ref.log_path = header["log"]  # a shared reference logs in its own folder
         self.backend.reference_ready(header)
+        for phase, secs in (header.get("start_s") or {}).items():  # this judge waited for the reference's start
+            if isinstance(secs, (int, float)):
+                self.stages[f"reference_start_{phase}_s"] = float(secs)
         if TRACE:
             sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] reference: compiled {header.get('compiled', 0)} "
                              f"new cache entries for the baseline\n")

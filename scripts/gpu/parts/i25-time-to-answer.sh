@@ -113,6 +113,12 @@ for name, (rc, wall) in sorted(walls.items()):
         return xs[len(xs) // 2] if xs else 0
     notes.append(f"{name}: baseline " + ", ".join(f"{k[:-2]} {stages(base).get(k, 0):.2f}" for k in keys)
                  + f"; candidates (median of {len(others)}) " + ", ".join(f"{k[:-2]} {med(k):.2f}" for k in keys))
+    # the reference starts these evaluations waited for, phase by phase (the reference's own clock)
+    for m in sorted(metas, key=lambda m: m["id"]):
+        st = {k[len("reference_start_"):-2]: v for k, v in stages(m).items() if k.startswith("reference_start_")}
+        if st:
+            notes.append(f"{name} {m['id']}: started a reference: " + ", ".join(f"{k} {v:.2f}" for k, v in st.items())
+                         + f" (its wait {stages(m).get('reference_ready_wait_s', 0):.2f})")
 print("\nwhere the time went (s):")
 for line in notes:
     print("  " + line)
