@@ -28,6 +28,17 @@ from .spec import SpecError, import_spec, validate
 from .timing_settings import TimingSettings
 
 
+# What a spec's fork point imported before forking this worker (warm.Zygote): the spec's module by its path, the
+# baseline's by its module name (the baseline's text is in the name) and kernel.
+PRELOADED: Dict[Tuple[str, ...], Any] = {}
+
+
+def preload(backend: str, spec_path: str, artifact: str, kernel: str) -> None:
+    """In a fork point: what every worker of this spec does first (load_spec, the baseline's load)."""
+    PRELOADED[("spec", spec_path)] = import_spec(spec_path)
+    PRELOADED[("baseline", os.path.basename(artifact), kernel)] = get_backend(backend).load(artifact, kernel)
+
+
 class Worker:
     def __init__(self, chan: Channel, config: Dict[str, Any]) -> None:
         self.chan = chan
@@ -51,8 +62,13 @@ class Worker:
 
     # --- spec helpers ---------------------------------------------------------------------------------
     def load_spec(self) -> None:
-        self.spec = import_spec(self.cfg["spec"])
+        self.spec = PRELOADED.get(("spec", self.cfg["spec"])) or import_spec(self.cfg["spec"])
         self.shapes = list(self.spec.SHAPES)
+
+    def load_baseline(self, kernel: str) -> Any:
+        artifact = self.cfg["baseline_artifact"]
+        kb = PRELOADED.get(("baseline", os.path.basename(artifact), kernel))
+        return kb if kb is not None else self.backend.load(artifact, kernel)
 
     def make_inputs(self, shape_index: int, seed: int, factor: float) -> List[Any]:
         args = self.spec.inputs(dict(self.shapes[shape_index]), seed)
@@ -155,7 +171,7 @@ class ReferenceWorker(Worker):
         self.tolerance = dict(info.tolerance or {})
         self.expected: Optional[Tuple[Any, ...]] = None  # the last expected outputs kept on the device (serve_on_device)
         try:
-            kb = self.backend.load(self.cfg["baseline_artifact"], info.kernel)
+            kb = self.load_baseline(info.kernel)
         except Exception as e:
             self.send("spec_error", message=f"The baseline cannot be loaded: {type(e).__name__}: {e}.")
             return None
@@ -471,7 +487,7 @@ class CandidateWorker(Worker):
         try:
             self.load_spec()
             kernel = self.cfg["kernel"]
-            self.kb = self.backend.load(self.cfg["baseline_artifact"], kernel)
+            self.kb = self.load_baseline(kernel)
             self.threads0 = self.thread_count()
             # Started while the candidate compiles; what the judge learns meanwhile arrives now.
             go = self.recv()

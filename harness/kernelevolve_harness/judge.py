@@ -77,7 +77,8 @@ class Process:
 
     def __init__(self, config: Dict[str, Any], workdir: str, name: str,
                  command: Callable[[List[str]], List[str]] = lambda argv: argv, limit_memory: bool = False,
-                 warm: Optional[Tuple[str, int]] = None, shared: str = "") -> None:
+                 warm: Optional[Tuple[str, int]] = None, shared: str = "",
+                 preload: Optional[Dict[str, str]] = None) -> None:
         self.log_path = os.path.join(workdir, f"{name}.log")
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
@@ -94,7 +95,7 @@ class Process:
                 from . import warm as warm_server
                 backend, owner = warm
                 self.proc, self.warm_note = warm_server.spawn(backend, owner, env, workdir, log.fileno(), to_worker_r,
-                                                              from_worker_w, limit_memory, shared)
+                                                              from_worker_w, limit_memory, shared, preload)
             if self.proc is None:
                 self.proc = subprocess.Popen(
                     command([sys.executable, "-m", "kernelevolve_harness._worker", str(to_worker_r),
@@ -105,6 +106,7 @@ class Process:
                 )
         self.warm = not isinstance(self.proc, subprocess.Popen)
         self.shared = getattr(self.proc, "shared", "") if self.warm else ""  # "started" or "reused"
+        self.preloaded = bool(getattr(self.proc, "preloaded", False)) if self.warm else False
         os.close(to_worker_r)
         os.close(from_worker_w)
         chan = Channel(from_worker_r, to_worker_w)
@@ -344,13 +346,34 @@ class Judge:
         use_warm = self.opts.warm and self.backend.warm_workers and warm.enabled()
         owner = self.opts.owner if self.opts.owner is not None else os.getpid()
         shared = self._shared_key(base) if mode == "reference" and use_warm else ""
+        preload = self._preload(base) if use_warm else None
+        t = time.monotonic()
         p = Process(config, self.workdir, mode, self.backend.worker_command, limit_memory=not self.backend.gpu,
-                    warm=(self.header.backend, owner) if use_warm else None, shared=shared)
+                    warm=(self.header.backend, owner) if use_warm else None, shared=shared, preload=preload)
+        # the server's start and, for a spec's first workers on a host, its fork point's imports (warm.Zygote)
+        self.stages["worker_start_s"] = self.stages.get("worker_start_s", 0.0) + time.monotonic() - t
+        if p.preloaded:
+            self.stages["preloaded_workers"] = self.stages.get("preloaded_workers", 0) + 1
         self.workers[mode] = (f"shared ({p.shared})" if p.shared else "warm" if p.warm
                               else "cold" + (f" ({p.warm_note})" if p.warm_note else ""))
         if TRACE:
             sys.stderr.write(f"[{time.monotonic() - self.t0:7.3f}s] {mode}: {self.workers[mode]}, pid {p.proc.pid}\n")
         return p
+
+    def _preload(self, base: Build) -> Optional[Dict[str, str]]:
+        """What a fork point of this spec imports for its workers (warm.Zygote), where the backend's spec and
+        baseline are Python modules; KERNELEVOLVE_PRELOAD=0 turns it off."""
+        if not self.backend.preloads_baseline or os.environ.get("KERNELEVOLVE_PRELOAD", "1") == "0":
+            return None
+        from .backends.base import content_key
+        with open(self.header.path, encoding="utf-8", errors="replace") as f:
+            spec_text = f.read()
+        with open(self.baseline_path, encoding="utf-8", errors="replace") as f:
+            base_text = f.read()
+        return {"key": content_key("preload", spec_text, os.path.abspath(self.header.path), base_text,
+                                   self.header.backend, self.header.kernel),
+                "backend": self.header.backend, "spec": self.header.path, "artifact": base.artifact,
+                "kernel": self.header.kernel}
 
     def _shared_key(self, base: Build) -> str:
         """Evaluations with the same spec, baseline and device share one reference process (empty: not shared).

@@ -91,6 +91,10 @@ class Server:
         # connected to one (connection fd -> key); a judge that leaves does not take a shared reference along.
         self.shared: Dict[str, Tuple[int, socket.socket]] = {}
         self.shared_judges: Dict[int, str] = {}
+        # Preloaded fork points (Zygote): a spec's key -> the process that imported the spec and its baseline once,
+        # and keys where that cannot be done (why), forked from this process as before.
+        self.zygotes: Dict[str, Zygote] = {}
+        self.no_zygote: Dict[str, str] = {}
         self.last_busy = time.monotonic()
         self.owner_fd: List[int] = []
 
@@ -136,11 +140,15 @@ class Server:
         except (AttributeError, OSError):
             pass
         while True:
-            ready, _, _ = select.select([self.listener, self.wake_r, *owner_fd, *self.conns.values()], [], [], 0.5)
+            zsocks = {z.sock: z for z in self.zygotes.values()}
+            ready, _, _ = select.select([self.listener, self.wake_r, *owner_fd, *self.conns.values(), *zsocks],
+                                        [], [], 0.5)
             for s in ready:
                 if owner_fd and s == owner_fd[0]:
                     continue  # handled by the owner check below
-                if s is self.wake_r:
+                if s in zsocks:
+                    self.on_zygote(zsocks[s])
+                elif s is self.wake_r:
                     try:
                         os.read(self.wake_r, 4096)
                     except BlockingIOError:
@@ -156,6 +164,7 @@ class Server:
                 else:
                     self.on_message(s)
             self.reap()
+            self.retire_zygotes()
             if self.pids or self.conns:
                 self.last_busy = time.monotonic()
             if not _alive(self.owner):
@@ -181,10 +190,31 @@ class Server:
             req = json.loads(data)
             if len(fds) != 3:
                 raise ValueError(f"expected 3 descriptors, got {len(fds)}")
+        except Exception as e:
+            for x in fds:
+                os.close(x)
+            _send(conn, {"error": f"{type(e).__name__}: {e}"})
+            self.drop(fd)
+            return
+        self.dispatch(conn, req, fds)
+
+    def dispatch(self, conn: socket.socket, req: Dict[str, Any], fds: List[int]) -> None:
+        """Forks the worker a judge asked for (or hands it a shared reference); a request whose spec's fork point
+        is still importing waits for it (Zygote), and is dispatched again when it is ready or found unusable."""
+        fd = conn.fileno()
+        if self.conns.get(fd) is not conn:  # the judge left while its request waited
+            for x in fds:
+                os.close(x)
+            return
+        try:
+            z = self.zygote_for(req, conn)
+            if z is not None and z.state == "starting":
+                z.pending.append((conn, req, fds))
+                return
             if req.get("shared"):
                 self.share(conn, req, fds)
                 return
-            pid = self.fork(req, fds)
+            pid, preloaded = self.fork(req, fds)
         except Exception as e:
             for x in fds:
                 os.close(x)
@@ -194,7 +224,7 @@ class Server:
         for x in fds:
             os.close(x)
         self.pids[fd] = pid
-        _send(conn, {"pid": pid})
+        _send(conn, {"pid": pid, "preloaded": preloaded})
 
     def lane(self, key: str) -> str:
         """Which of the key's shared references a new judge joins: the one with the fewest judges, or a new one
@@ -233,7 +263,7 @@ class Server:
         if not handed:
             ctl, child_ctl = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
-                pid = self.fork(dict(req, socket_dir=os.path.dirname(self.path)), fds, child_ctl, [ctl])
+                pid, preloaded = self.fork(dict(req, socket_dir=os.path.dirname(self.path)), fds, child_ctl, [ctl])
             finally:
                 child_ctl.close()
             if entry is not None:
@@ -243,18 +273,117 @@ class Server:
         for x in fds:
             os.close(x)
         self.shared_judges[conn.fileno()] = key
-        _send(conn, {"pid": self.shared[key][0], "shared": how})
+        _send(conn, {"pid": self.shared[key][0], "shared": how, "preloaded": how == "started" and preloaded})
 
     def fork(self, req: Dict[str, Any], fds: List[int], ctl: Optional[socket.socket] = None,
-             also_close: Optional[List[socket.socket]] = None) -> int:
+             also_close: Optional[List[socket.socket]] = None) -> Tuple[int, bool]:
+        """A worker forked from the spec's fork point where it has one ready (True), else from this process."""
+        z = self.zygotes.get(_preload_key(req))
+        if z is not None and z.state == "ready":
+            pid = z.fork(req, fds + ([ctl.fileno()] if ctl is not None else []), self.exited)
+            if pid is not None:
+                return pid, True
+            self.zygote_gone(z)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             others = [c for _, c in self.shared.values()] + (also_close or [])
-            _become_worker(req, fds, [self.listener, *self.conns.values(), *others],
+            _become_worker(req, fds, [self.listener, *self.conns.values(), *others, *self.zygote_socks()],
                            [self.wake_r, self.wake_w, *self.owner_fd], ctl)
-        return pid
+        return pid, False
+
+    # --- preloaded fork points ----------------------------------------------------------------------------
+    def zygote_socks(self) -> List[socket.socket]:
+        return [z.sock for z in self.zygotes.values()]
+
+    def zygote_for(self, req: Dict[str, Any], conn: socket.socket) -> Optional["Zygote"]:
+        """The fork point of the request's spec and baseline: started now for the first request that names one
+        (at most KERNELEVOLVE_MAX_PRELOADED at once, the idle ones retired first); None where it cannot be had."""
+        key = _preload_key(req)
+        if not key or key in self.no_zygote:
+            return None
+        z = self.zygotes.get(key)
+        if z is None:
+            most = _env_count("KERNELEVOLVE_MAX_PRELOADED", 8)
+            if len(self.zygotes) >= most:
+                idle = [x for x in self.zygotes.values() if x.state == "ready" and not x.children]
+                if not idle:
+                    return None
+                self.retire(min(idle, key=lambda x: x.last_used))
+            z = self.start_zygote(key, req)
+        z.last_used = time.monotonic()
+        return z
+
+    def start_zygote(self, key: str, req: Dict[str, Any]) -> "Zygote":
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            mine.close()
+            others = [c for _, c in self.shared.values()]
+            _zygote_main(theirs, req, _preload_home(os.path.dirname(self.path), os.getpid()),
+                         [self.listener, *self.conns.values(), *others, *self.zygote_socks()],
+                         [self.wake_r, self.wake_w, *self.owner_fd])
+        theirs.close()
+        z = Zygote(key, pid, mine)
+        self.zygotes[key] = z
+        self.log(f"preloading {req['preload'].get('spec')} (fork point pid {pid})")
+        return z
+
+    def on_zygote(self, z: "Zygote") -> None:
+        msg = z.read()
+        if msg is None:
+            self.zygote_gone(z)
+        elif "exit" in msg:
+            z.children.discard(int(msg["exit"]))
+            self.exited(int(msg["exit"]), int(msg["code"]))
+        elif "ready" in msg or "unusable" in msg:
+            if "ready" in msg:
+                z.state = "ready"
+                self.log(f"fork point pid {z.pid} ready in {float(msg['ready']):.1f} s")
+            else:
+                self.no_zygote[z.key] = str(msg["unusable"])
+                self.log(f"no fork point for {z.key}: {msg['unusable']}")
+                self.zygote_gone(z)
+            pending, z.pending = z.pending, []
+            for conn, req, fds in pending:
+                self.dispatch(conn, req, fds)
+
+    def zygote_gone(self, z: "Zygote") -> None:
+        """A fork point that exited or broke: its workers died with it (they die with their parent), and the
+        requests that waited for it are forked from this process."""
+        if self.zygotes.get(z.key) is not z:
+            return
+        del self.zygotes[z.key]
+        self.end_zygote(z)
+        for pid in list(z.children):
+            _kill_group(pid)
+            self.exited(pid, -signal.SIGKILL)
+        z.children.clear()
+        if z.state == "starting" and z.key not in self.no_zygote:
+            self.no_zygote[z.key] = "its fork point exited while importing"
+        pending, z.pending = z.pending, []
+        for conn, req, fds in pending:
+            self.dispatch(conn, req, fds)
+
+    def retire(self, z: "Zygote") -> None:
+        self.log(f"fork point pid {z.pid} retired (idle)")
+        self.zygotes.pop(z.key, None)
+        self.end_zygote(z)
+
+    def end_zygote(self, z: "Zygote") -> None:
+        _kill(z.pid)
+        z.sock.close()
+        shutil.rmtree(_preload_home(os.path.dirname(self.path), z.pid), ignore_errors=True)
+
+    def retire_zygotes(self) -> None:
+        idle_s = float(os.environ.get("KERNELEVOLVE_PRELOADED_IDLE_S", "120"))
+        now = time.monotonic()
+        for z in list(self.zygotes.values()):
+            if z.state == "ready" and not z.children and now - z.last_used > idle_s:
+                self.retire(z)
 
     def reap(self) -> None:
         while True:
@@ -265,21 +394,29 @@ class Server:
             if pid == 0:
                 return
             code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-            for key, (p, ctl) in list(self.shared.items()):
-                if p == pid:
-                    del self.shared[key]
-                    ctl.close()
-                    shutil.rmtree(_reference_home(os.path.dirname(self.path), pid), ignore_errors=True)
-                    for fd, k in self.shared_judges.items():
-                        if k == key and fd in self.conns:
-                            _send(self.conns[fd], {"exit": code})
-            for fd, p in list(self.pids.items()):
-                if p == pid:
-                    del self.pids[fd]
-                    conn = self.conns.get(fd)
-                    if conn is not None:
-                        _send(conn, {"exit": code})
-                        # The worker is gone; the judge may still read the exit code, then closes.
+            z = next((x for x in self.zygotes.values() if x.pid == pid), None)
+            if z is not None:
+                self.zygote_gone(z)
+                continue
+            self.exited(pid, code)
+
+    def exited(self, pid: int, code: int) -> None:
+        """A worker's exit (this process's child, or a fork point's): its judge hears the code."""
+        for key, (p, ctl) in list(self.shared.items()):
+            if p == pid:
+                del self.shared[key]
+                ctl.close()
+                shutil.rmtree(_reference_home(os.path.dirname(self.path), pid), ignore_errors=True)
+                for fd, k in self.shared_judges.items():
+                    if k == key and fd in self.conns:
+                        _send(self.conns[fd], {"exit": code})
+        for fd, p in list(self.pids.items()):
+            if p == pid:
+                del self.pids[fd]
+                conn = self.conns.get(fd)
+                if conn is not None:
+                    _send(conn, {"exit": code})
+                    # The worker is gone; the judge may still read the exit code, then closes.
 
     def drop(self, fd: int) -> None:
         self.shared_judges.pop(fd, None)
@@ -325,6 +462,8 @@ class Server:
     def stop(self, code: int = 0) -> None:
         for fd in list(self.conns):
             self.drop(fd)
+        for z in list(self.zygotes.values()):
+            self.end_zygote(z)
         for pid, _ in self.shared.values():
             _kill_group(pid)
             shutil.rmtree(_reference_home(os.path.dirname(self.path), pid), ignore_errors=True)
@@ -337,6 +476,174 @@ class Server:
         except (OSError, AttributeError):
             pass
         os._exit(code)
+
+
+# --- preloaded fork points ----------------------------------------------------------------------------------
+class Zygote:
+    """The server's side of a spec's fork point: a child of the server that imported what every worker of that
+    spec imports first (the spec, and the baseline with its libraries: Liger's kernels import peft and with it
+    transformers, 11-12 s of every worker's start on the H200), and then forks that spec's workers, so they start
+    past those imports. It never sees a candidate (it only forks), initializes no device and runs no thread: the
+    workers it forks are like the server's. The server hears its workers' exits from it."""
+
+    def __init__(self, key: str, pid: int, sock: socket.socket) -> None:
+        self.key, self.pid, self.sock = key, pid, sock
+        self.state = "starting"  # then "ready"; one found unusable is gone
+        self.pending: List[Tuple[socket.socket, Dict[str, Any], List[int]]] = []
+        self.children: set = set()
+        self.last_used = time.monotonic()
+
+    def read(self) -> Optional[Dict[str, Any]]:
+        try:
+            data = self.sock.recv(_MSG)
+        except OSError:
+            data = b""
+        return json.loads(data) if data else None
+
+    def fork(self, req: Dict[str, Any], fds: List[int], exited: Any) -> Optional[int]:
+        """Asks it for a worker; its pid, or None where the fork point is gone. Exits it reports meanwhile are
+        passed on (exited(pid, code))."""
+        try:
+            socket.send_fds(self.sock, [json.dumps(req).encode()], fds)
+            deadline = time.monotonic() + 30.0
+            while time.monotonic() < deadline:
+                ready, _, _ = select.select([self.sock], [], [], max(0.0, deadline - time.monotonic()))
+                msg = self.read() if ready else None
+                if msg is None:
+                    return None
+                if "pid" in msg:
+                    self.children.add(int(msg["pid"]))
+                    self.last_used = time.monotonic()
+                    return int(msg["pid"])
+                if "exit" in msg:
+                    self.children.discard(int(msg["exit"]))
+                    exited(int(msg["exit"]), int(msg["code"]))
+        except (OSError, ValueError):
+            pass
+        return None
+
+
+def _preload_key(req: Dict[str, Any]) -> str:
+    pre = req.get("preload") or {}
+    return str(pre.get("key") or "")
+
+
+def _fork_hazard() -> str:
+    """Why this process cannot fork workers any more (empty: it can)."""
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            return "importing them initialized CUDA (a forked CUDA context is unusable)"
+    except Exception:
+        pass
+    if _cuda_driver_initialized():
+        return "importing them initialized the CUDA driver (its forks could not use the device)"
+    threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+    if threads != 1:
+        return f"importing them started {threads - 1} thread(s) (a fork can copy a lock mid-use)"
+    return ""
+
+
+def _cuda_driver_initialized() -> bool:
+    """Whether the CUDA driver was initialized in this process (cuInit: torch's device count without NVML, a
+    library's own driver calls), after which a forked child cannot use the device. Before cuInit every driver
+    call answers CUDA_ERROR_NOT_INITIALIZED (3); a process that never loaded the driver never called it."""
+    try:
+        with open("/proc/self/maps") as f:
+            if "libcuda.so" not in f.read():
+                return False
+        import ctypes
+        count = ctypes.c_int(0)
+        return ctypes.CDLL("libcuda.so.1").cuDeviceGetCount(ctypes.byref(count)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: List[socket.socket],
+                 pipes: List[int]) -> None:
+    """In the server's forked child: import the spec and its baseline as a worker would (in the first judge's
+    environment, the baseline from a copy in a folder of its own, which outlives that judge's folder), say
+    whether this process can still fork workers, then fork them on request."""
+    code = 0
+    try:
+        for s in sockets:
+            s.close()
+        signal.set_wakeup_fd(-1)
+        for fd in pipes:
+            os.close(fd)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        from .worker_limits import die_with_parent
+        die_with_parent(os.getppid())
+        pre = req["preload"]
+        os.environ.clear()
+        os.environ.update(req["env"])
+        # torch.cuda.is_available() at import (Liger's kernels ask it) counts devices through NVML, not cuInit
+        os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+        t = time.monotonic()
+        try:
+            os.chdir(req["cwd"])
+            os.makedirs(home, mode=0o700, exist_ok=True)
+            artifact = os.path.join(home, os.path.basename(pre["artifact"]))
+            for src, dst in ((pre["artifact"], artifact), (pre["artifact"][:-3] + ".so", artifact[:-3] + ".so")):
+                if os.path.exists(src):  # a KernelBench problem's C++ baseline is loaded beside its module
+                    shutil.copyfile(src, dst)
+            from . import _worker
+            _worker.preload(pre["backend"], pre["spec"], artifact, pre["kernel"])
+            why = _fork_hazard()
+        except BaseException as e:
+            why = f"importing them failed ({type(e).__name__}: {e}); each worker imports them itself"
+        os.chdir("/")
+        if why:
+            _send(sock, {"unusable": why})
+            return
+        _send(sock, {"ready": round(time.monotonic() - t, 3)})
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        os.set_blocking(wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        while True:
+            ready, _, _ = select.select([sock, wake_r], [], [], 1.0)
+            if sock in ready:
+                try:
+                    data, fds, _, _ = socket.recv_fds(sock, _MSG, 4)
+                except OSError:
+                    data, fds = b"", []
+                if not data:
+                    return  # the server is gone (its workers die with this process)
+                job = json.loads(data)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    ctl = socket.socket(fileno=fds[3]) if len(fds) > 3 else None
+                    _become_worker(job, fds[:3], [sock], [wake_r, wake_w], ctl)
+                for x in fds:
+                    os.close(x)
+                _send(sock, {"pid": pid})
+            try:
+                os.read(wake_r, 4096)
+            except BlockingIOError:
+                pass
+            while True:
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                _send(sock, {"exit": pid,
+                             "code": -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)})
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
 
 
 def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.socket], pipes: List[int],
@@ -396,6 +703,11 @@ def _env_count(name: str, default: int) -> int:
         return default
 
 
+def _preload_home(folder: str, pid: int) -> str:
+    """A fork point's own folder (its copy of the baseline), which the server removes when it ends."""
+    return os.path.join(folder, f"preload-{pid}")
+
+
 def _reference_home(folder: str, pid: int) -> str:
     """A shared reference's own folder (its Triton cache and log), which the server removes when it ends."""
     return os.path.join(folder, f"reference-{pid}")
@@ -411,6 +723,13 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _kill_group(pid: int) -> None:
@@ -436,6 +755,7 @@ class WarmChild:
         self.returncode: Optional[int] = None
         self.server_lost = False  # the server went away without reporting the worker's exit (it took it along)
         self.shared = ""  # a shared reference: "started" (by this judge) or "reused"
+        self.preloaded = False  # forked past the spec's and the baseline's imports (Zygote)
 
     def wait(self, timeout: Optional[float] = None) -> int:
         if self.returncode is None:
@@ -535,19 +855,21 @@ def server_key(backend: str, owner: int, env: Dict[str, str], version: Optional[
 
 
 def spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int, to_worker_r: int,
-          from_worker_w: int, limit_memory: bool, shared: str = "") -> Tuple[Optional[WarmChild], str]:
+          from_worker_w: int, limit_memory: bool, shared: str = "",
+          preload: Optional[Dict[str, str]] = None) -> Tuple[Optional[WarmChild], str]:
     """Asks this host's server (started on first use) for a worker. Returns (None, why) when it cannot: the
     judge then starts a cold worker, so a broken server costs seconds, never a verdict."""
     if not hasattr(socket, "send_fds") or not hasattr(socket, "SOCK_SEQPACKET"):
         return None, "this Python or system cannot pass descriptors over a sequenced-packet socket"
     try:
-        return _spawn(backend, owner, env, cwd, log_fd, to_worker_r, from_worker_w, limit_memory, shared)
+        return _spawn(backend, owner, env, cwd, log_fd, to_worker_r, from_worker_w, limit_memory, shared, preload)
     except OSError as e:  # e.g. a system without AF_UNIX sequenced-packet sockets
         return None, f"the warm-worker socket failed ({e})"
 
 
 def _spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int, to_worker_r: int,
-           from_worker_w: int, limit_memory: bool, shared: str = "") -> Tuple[Optional[WarmChild], str]:
+           from_worker_w: int, limit_memory: bool, shared: str = "",
+           preload: Optional[Dict[str, str]] = None) -> Tuple[Optional[WarmChild], str]:
     folder = socket_dir()
     if folder is None:
         return None, "no private folder for the warm-worker socket"
@@ -563,10 +885,11 @@ def _spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int,
         conn, why = _start(path, backend, owner, env)
         if conn is None:
             return None, why
-    req = {"cwd": cwd, "env": env, "limit_memory": limit_memory, "shared": shared}
+    req = {"cwd": cwd, "env": env, "limit_memory": limit_memory, "shared": shared, "preload": preload or {}}
     try:
         socket.send_fds(conn, [json.dumps(req).encode()], [to_worker_r, from_worker_w, log_fd])
-        ready, _, _ = select.select([conn], [], [], 30.0)
+        # a first request of a spec waits for its fork point's imports (seconds, more on a loaded host)
+        ready, _, _ = select.select([conn], [], [], _START_TIMEOUT_S if preload else 30.0)
         data = conn.recv(_MSG) if ready else b""
         msg = json.loads(data) if data else {"error": "the warm-worker server did not answer"}
     except (OSError, ValueError) as e:
@@ -577,6 +900,7 @@ def _spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int,
         return None, str(msg.get("error"))
     child = WarmChild(conn, int(msg["pid"]))
     child.shared = str(msg.get("shared") or "")
+    child.preloaded = bool(msg.get("preloaded"))
     return child, ""
 
 

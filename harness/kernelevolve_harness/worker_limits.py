@@ -12,7 +12,7 @@ def worker_limits(limit_memory: bool, parent: int) -> None:
     may write (its log), for CPU kernels a cap on memory so a runaway allocation cannot take the machine, and
     death with the judge: a judge killed from outside (a cancelled remote job) must not leave a candidate
     spinning in an endless loop."""
-    _die_with_parent(parent)
+    die_with_parent(parent)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (32 << 20, 32 << 20))
     if limit_memory:
@@ -23,7 +23,7 @@ def worker_limits(limit_memory: bool, parent: int) -> None:
             pass
 
 
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """Linux: SIGKILL when the judge dies (PR_SET_PDEATHSIG survives exec); elsewhere a no-op."""
     if not sys.platform.startswith("linux"):
         return

@@ -67,6 +67,9 @@ class Backend:
     # up front, and the candidate's worker counts what the baseline compiled again (compile.baseline_compiled)
     exports_kernel = False  # the built library must export KERNEL (a C ABI entry the spec's launch calls)
     warm_workers = True  # workers may be forked from this host's warm-worker server
+    # the spec and the baseline are Python modules that a spec's fork point may import once for all its workers
+    # (warm.Zygote); a backend whose load runs the device (a CUDA module) or builds nothing to import leaves it
+    preloads_baseline = False
 
     # --- what the spec and the host configure --------------------------------------------------------
     def describe(self, spec_path: str) -> Dict[str, Any]:

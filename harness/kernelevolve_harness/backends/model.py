@@ -27,6 +27,7 @@ NAMES = ("model-cpu", "model-cuda")
 class ModelBackend(WorkerCaches, Backend):
     suffix = ".py"
     watches_operators = True
+    preloads_baseline = True
 
     def __init__(self, device: str) -> None:
         super().__init__()

@@ -72,6 +72,7 @@ class TritonBackend(WorkerCaches, Backend):
     graph_capture = True
     watches_operators = True
     jit_compiles = True
+    preloads_baseline = True
 
     def __init__(self) -> None:
         super().__init__()

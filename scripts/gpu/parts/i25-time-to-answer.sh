@@ -46,8 +46,14 @@ has() { [[ ",$STEPS," == *",$1,"* ]]; }
 if has evolve; then
   echo "== evolve: kernelevolve evolve --operators tune --budget 20, one run at a time, $EVOLVE_SLOTS slots"
   part_start=$(date +%s)
-  for spec in ${EVOLVE_SPECS:-scripts/public-kernels/*/spec.py}; do
+  # EVOLVE_NO_PRELOAD: specs run first with KERNELEVOLVE_PRELOAD=0 (workers that import the spec and the
+  # baseline themselves, as before the fork points), as NAME-no-preload, then with the others: the same call's
+  # A/B, each run the first of its spec on the host (the warm-worker server's start falls to the first run)
+  for entry in ${EVOLVE_NO_PRELOAD:+$(printf '%s:off ' $EVOLVE_NO_PRELOAD)} ${EVOLVE_SPECS:-scripts/public-kernels/*/spec.py}; do
+    spec=${entry%:off}
     name=$(basename "$(dirname "$spec")")
+    preload=1
+    if [ "$entry" != "$spec" ]; then name=$name-no-preload; preload=0; fi
     # a run takes its stop time and then confirms and saves (up to about 40 s more): one that would not finish
     # inside the part's limit is left out, so the table below is still printed
     if [ -n "${PART_LIMIT_S:-}" ] && [ $(( $(date +%s) - part_start + ${EVOLVE_TIMEOUT:-90} + 45 )) -gt "$PART_LIMIT_S" ]; then
@@ -55,7 +61,7 @@ if has evolve; then
       continue
     fi
     t0=$(date +%s.%N)
-    timeout "${EVOLVE_TIMEOUT:-90}" node bin/kernelevolve.js evolve --spec "$spec" --operators tune --budget 20 \
+    KERNELEVOLVE_PRELOAD=$preload timeout "${EVOLVE_TIMEOUT:-90}" node bin/kernelevolve.js evolve --spec "$spec" --operators tune --budget 20 \
       --config "$RAW/hosts-evolve.json" --out "$RAW/evolve/$name" --json > "$RAW/evolve/$name.json" 2> "$RAW/evolve/$name.log"
     rc=$?
     echo "$name $rc $(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")" >> "$RAW/evolve/wall.txt"
@@ -104,7 +110,7 @@ for name, (rc, wall) in sorted(walls.items()):
     # where a candidate's time went: the baseline's stages, and the candidates' medians (the verdicts' stages)
     def stages(m):
         return (m.get("verdict") or {}).get("stages") or {}
-    keys = ("total_s", "reference_ready_wait_s", "precompile_s", "correctness_s", "reference_wait_correctness_s", "lock_wait_s", "timing_s",
+    keys = ("total_s", "worker_start_s", "preloaded_workers", "reference_ready_wait_s", "precompile_s", "correctness_s", "reference_wait_correctness_s", "lock_wait_s", "timing_s",
             "reference_wait_timing_s", "verify_s")
     base = next((m for m in metas if m["id"] == "c0000"), {})
     others = [stages(m) for m in metas if m["id"] != "c0000" and stages(m)]

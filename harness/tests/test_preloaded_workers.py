@@ -1,0 +1,166 @@
+"""A spec's fork point (warm.Zygote): the spec and its baseline, with the libraries they import, are imported once
+per host, and that spec's workers are forked past them. On the H200, Liger's kernels import peft and with it
+transformers: 11-12 s of every worker's start before this. Here a KernelBench-format problem on the CPU imports a
+module of the test's own that records every import of it (the process that imported it) in a file."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from conftest import HARNESS, Harness
+
+PROBLEM = """import numpy as np
+import slowdep
+
+batch_size = 16
+dim = 300
+SHAPES = [{"batch_size": 16, "dim": 300}, {"batch_size": 7, "dim": 513}]
+
+
+class Model:
+    def __init__(self, dim):
+        self.weight = np.random.rand(dim).astype(np.float32)
+
+    def forward(self, x):
+        return np.maximum(x, 0) * self.weight * slowdep.SCALE
+
+
+def get_inputs():
+    return [np.random.randn(batch_size, dim).astype(np.float32)]
+
+
+def get_init_inputs():
+    return [dim]
+"""
+
+RIGHT = """import numpy as np
+
+CPP_SOURCE = r\"\"\"
+#include <cstdint>
+extern "C" void relu_scale(float* out, const float* x, const float* w, int64_t rows, int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      float v = x[i * cols + j];
+      out[i * cols + j] = (v > 0.0f ? v : 0.0f) * w[j] * 2.0f;
+    }
+}
+\"\"\"
+
+
+class ModelNew:
+    def __init__(self, dim):
+        self.weight = np.zeros(dim, dtype=np.float32)
+
+    def forward(self, x):
+        out = np.empty_like(x)
+        cpp.relu_scale(out, x, self.weight, x.shape[0], x.shape[1])
+        return out
+"""
+
+SLOWDEP = """import os
+import time
+{extra}
+with open(os.environ["SLOWDEP_LOG"], "a") as f:
+    f.write(f"{{os.getpid()}}\\n")
+time.sleep(0.3)
+SCALE = 2.0
+"""
+
+
+@pytest.fixture
+def problem(tmp_path: Path) -> Dict[str, Any]:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "slowdep.py").write_text(SLOWDEP.format(extra=""))
+    spec = tmp_path / "relu_slowdep.py"
+    spec.write_text(PROBLEM)
+    warm = tmp_path / "warm"
+    warm.mkdir(mode=0o700)
+    return {"lib": lib, "spec": spec, "warm": warm, "log": tmp_path / "imports.txt"}
+
+
+def judge(harness: Harness, p: Dict[str, Any], candidate: str, **env: str) -> Dict[str, Any]:
+    path = harness.write(candidate, suffix=".py")
+    full = dict(os.environ, PYTHONPATH=f"{HARNESS}{os.pathsep}{p['lib']}", KERNELEVOLVE_CACHE=str(harness.cache),
+                KERNELEVOLVE_WARM_DIR=str(p["warm"]), KERNELEVOLVE_WARM_OWNER="none", SLOWDEP_LOG=str(p["log"]))
+    full.update(env)
+    r = subprocess.run([sys.executable, "-m", "kernelevolve_harness", "evaluate", "--spec", str(p["spec"]),
+                        "--candidate", str(path), "--json"], capture_output=True, text=True, env=full,
+                       cwd=str(harness.tmp), timeout=180)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def imports(p: Dict[str, Any]) -> List[int]:
+    return [int(x) for x in p["log"].read_text().split()] if p["log"].exists() else []
+
+
+def server_log(p: Dict[str, Any]) -> str:
+    return "".join(f.read_text() for f in p["warm"].glob("*.log"))
+
+
+@pytest.fixture(autouse=True)
+def stop_servers(problem: Dict[str, Any]) -> Any:
+    yield
+    for meta in problem["warm"].glob("w-*.json"):
+        try:
+            os.kill(int(json.loads(meta.read_text())["pid"]), signal.SIGTERM)
+        except (OSError, ValueError, KeyError):
+            pass
+
+
+def test_a_specs_imports_run_once_for_every_evaluation_on_the_host(harness: Harness, problem: Dict[str, Any]) -> None:
+    first = judge(harness, problem, RIGHT)
+    second = judge(harness, problem, RIGHT)
+    assert first["status"] == second["status"] == "ok", (first, second)
+    # the reference and the candidate's worker of each evaluation, forked past the imports
+    assert first["stages"]["preloaded_workers"] == 2 and second["stages"]["preloaded_workers"] == 1
+    assert len(imports(problem)) == 1, imports(problem)
+    assert "fork point pid" in server_log(problem) and "ready in" in server_log(problem)
+
+
+def test_evaluations_started_together_wait_for_one_import(harness: Harness, problem: Dict[str, Any]) -> None:
+    verdicts: List[Dict[str, Any]] = []
+    runs = [threading.Thread(target=lambda: verdicts.append(judge(harness, problem, RIGHT))) for _ in range(3)]
+    for t in runs:
+        t.start()
+    for t in runs:
+        t.join()
+    assert [v["status"] for v in verdicts] == ["ok"] * 3, verdicts
+    assert len(imports(problem)) == 1, imports(problem)
+
+
+def test_without_preloading_every_worker_imports_them(harness: Harness, problem: Dict[str, Any]) -> None:
+    for _ in range(2):
+        v = judge(harness, problem, RIGHT, KERNELEVOLVE_PRELOAD="0")
+        assert v["status"] == "ok" and "preloaded_workers" not in v["stages"], v
+    # the shared reference once, and each evaluation's candidate worker
+    assert len(imports(problem)) == 3, imports(problem)
+
+
+def test_imports_that_start_a_thread_mean_workers_import_them_themselves(harness: Harness,
+                                                                         problem: Dict[str, Any]) -> None:
+    extra = "import threading\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()"
+    (problem["lib"] / "slowdep.py").write_text(SLOWDEP.format(extra=extra))
+    v = judge(harness, problem, RIGHT)
+    assert v["status"] == "ok" and "preloaded_workers" not in v["stages"], v
+    assert "no fork point" in server_log(problem) and "thread" in server_log(problem)
+
+
+def test_a_killed_fork_point_costs_an_import_not_a_verdict(harness: Harness, problem: Dict[str, Any]) -> None:
+    assert judge(harness, problem, RIGHT)["status"] == "ok"
+    line = next(x for x in server_log(problem).splitlines() if "(fork point pid " in x)
+    os.kill(int(line.split("(fork point pid ")[1].rstrip(")")), signal.SIGKILL)
+    again = judge(harness, problem, RIGHT)
+    assert again["status"] == "ok", again
+    assert len(imports(problem)) == 2, imports(problem)
+    # the killed one's folder (its copy of the baseline) went with it; the new one has its own
+    assert len(list(problem["warm"].glob("preload-*"))) == 1
