@@ -94,7 +94,11 @@ class Server:
         # Preloaded fork points (Zygote): a spec's key -> the process that imported the spec and its baseline once,
         # and keys where that cannot be done (why), forked from this process as before.
         self.zygotes: Dict[str, Zygote] = {}
-        self.no_zygote: Dict[str, str] = {}
+        self.no_zygote: Dict[str, str] = self.load_no_zygote()
+        # Where a spec's imports cannot be forked past (they start threads or the CUDA driver: Liger's kernels
+        # import peft, which does both), workers started ahead that imported them and wait for a judge (Spare):
+        # a spare's key (spec, device, limits) -> the spares started or ready.
+        self.spares: Dict[str, List[Spare]] = {}
         self.last_busy = time.monotonic()
         self.owner_fd: List[int] = []
 
@@ -141,13 +145,16 @@ class Server:
             pass
         while True:
             zsocks = {z.sock: z for z in self.zygotes.values()}
-            ready, _, _ = select.select([self.listener, self.wake_r, *owner_fd, *self.conns.values(), *zsocks],
-                                        [], [], 0.5)
+            ssocks = {sp.sock: sp for pool in self.spares.values() for sp in pool}
+            ready, _, _ = select.select([self.listener, self.wake_r, *owner_fd, *self.conns.values(), *zsocks,
+                                         *ssocks], [], [], 0.5)
             for s in ready:
                 if owner_fd and s == owner_fd[0]:
                     continue  # handled by the owner check below
                 if s in zsocks:
                     self.on_zygote(zsocks[s])
+                elif s in ssocks:
+                    self.on_spare(ssocks[s])
                 elif s is self.wake_r:
                     try:
                         os.read(self.wake_r, 4096)
@@ -199,18 +206,11 @@ class Server:
         self.dispatch(conn, req, fds)
 
     def dispatch(self, conn: socket.socket, req: Dict[str, Any], fds: List[int]) -> None:
-        """Forks the worker a judge asked for (or hands it a shared reference); a request whose spec's fork point
-        is still importing waits for it (Zygote), and is dispatched again when it is ready or found unusable."""
+        """Forks the worker a judge asked for (or hands it a shared reference). A request of a spec whose fork
+        point is still importing does not wait for it: it is forked from here, as before fork points."""
         fd = conn.fileno()
-        if self.conns.get(fd) is not conn:  # the judge left while its request waited
-            for x in fds:
-                os.close(x)
-            return
         try:
-            z = self.zygote_for(req, conn)
-            if z is not None and z.state == "starting":
-                z.pending.append((conn, req, fds))
-                return
+            self.zygote_for(req)
             if req.get("shared"):
                 self.share(conn, req, fds)
                 return
@@ -278,12 +278,18 @@ class Server:
     def fork(self, req: Dict[str, Any], fds: List[int], ctl: Optional[socket.socket] = None,
              also_close: Optional[List[socket.socket]] = None) -> Tuple[int, bool]:
         """A worker forked from the spec's fork point where it has one ready (True), else from this process."""
-        z = self.zygotes.get(_preload_key(req))
+        key = _preload_key(req)
+        z = self.zygotes.get(key)
         if z is not None and z.state == "ready":
             pid = z.fork(req, fds + ([ctl.fileno()] if ctl is not None else []), self.exited)
             if pid is not None:
                 return pid, True
             self.zygote_gone(z)
+        if key and key in self.no_zygote:
+            sp = self.take_spare(req)
+            self.start_spare(req)  # for the next request
+            if sp is not None and sp.hand(req, fds + ([ctl.fileno()] if ctl is not None else [])):
+                return sp.pid, True
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -293,11 +299,83 @@ class Server:
                            [self.wake_r, self.wake_w, *self.owner_fd], ctl)
         return pid, False
 
+    # --- spares: workers started ahead, past a spec's imports -----------------------------------------------
+    def take_spare(self, req: Dict[str, Any]) -> Optional["Spare"]:
+        pool = self.spares.get(_spare_key(req)) or []
+        sp = next((x for x in pool if x.state == "ready"), None)
+        if sp is not None:
+            pool.remove(sp)
+        return sp
+
+    def start_spare(self, req: Dict[str, Any]) -> None:
+        """One more spare for the request's spec, device and limits, up to KERNELEVOLVE_SPARES (4) of them."""
+        key = _spare_key(req)
+        pool = self.spares.setdefault(key, [])
+        if len(pool) >= _env_count("KERNELEVOLVE_SPARES", 4):
+            return
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            mine.close()
+            others = [c for _, c in self.shared.values()]
+            _spare_main(theirs, req, _preload_home(os.path.dirname(self.path), os.getpid()),
+                        [self.listener, *self.conns.values(), *others, *self.zygote_socks(), *self.spare_socks()],
+                        [self.wake_r, self.wake_w, *self.owner_fd])
+        theirs.close()
+        pool.append(Spare(key, pid, mine))
+
+    def spare_socks(self) -> List[socket.socket]:
+        return [sp.sock for pool in self.spares.values() for sp in pool]
+
+    def on_spare(self, sp: "Spare") -> None:
+        msg = sp.read()
+        if msg is not None and "ready" in msg:
+            sp.state = "ready"
+            sp.last_used = time.monotonic()
+            return
+        self.log(f"spare pid {sp.pid} ended: {(msg or {}).get('unusable', 'it exited')}")
+        self.drop_spare(sp)
+
+    def drop_spare(self, sp: "Spare") -> None:
+        pool = self.spares.get(sp.key) or []
+        if sp in pool:
+            pool.remove(sp)
+        _kill_group(sp.pid)
+        sp.sock.close()
+        shutil.rmtree(_preload_home(os.path.dirname(self.path), sp.pid), ignore_errors=True)
+
+    def no_zygote_path(self) -> str:
+        """Shared by the servers of this version, Python, backend and import environment, whatever their owner
+        (a CLI's server lives as long as one command)."""
+        return os.path.join(os.path.dirname(self.path),
+                            f"no-fork-point-{server_key(self.backend, 0, dict(os.environ))}.json")
+
+    def load_no_zygote(self) -> Dict[str, str]:
+        """What earlier servers found cannot be forked past (no_zygote_path): a spec's workers then start as
+        spares from its first request, without trying again."""
+        try:
+            with open(self.no_zygote_path()) as f:
+                found = json.load(f)
+            return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def save_no_zygote(self) -> None:
+        tmp = f"{self.no_zygote_path()}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w") as f:
+                json.dump(self.no_zygote, f)
+            os.replace(tmp, self.no_zygote_path())
+        except OSError:
+            pass
+
     # --- preloaded fork points ----------------------------------------------------------------------------
     def zygote_socks(self) -> List[socket.socket]:
         return [z.sock for z in self.zygotes.values()]
 
-    def zygote_for(self, req: Dict[str, Any], conn: socket.socket) -> Optional["Zygote"]:
+    def zygote_for(self, req: Dict[str, Any]) -> Optional["Zygote"]:
         """The fork point of the request's spec and baseline: started now for the first request that names one
         (at most KERNELEVOLVE_MAX_PRELOADED at once, the idle ones retired first); None where it cannot be had."""
         key = _preload_key(req)
@@ -327,7 +405,7 @@ class Server:
                          [self.listener, *self.conns.values(), *others, *self.zygote_socks()],
                          [self.wake_r, self.wake_w, *self.owner_fd])
         theirs.close()
-        z = Zygote(key, pid, mine)
+        z = Zygote(key, pid, mine, req)
         self.zygotes[key] = z
         self.log(f"preloading {req['preload'].get('spec')} (fork point pid {pid})")
         return z
@@ -345,11 +423,10 @@ class Server:
                 self.log(f"fork point pid {z.pid} ready in {float(msg['ready']):.1f} s")
             else:
                 self.no_zygote[z.key] = str(msg["unusable"])
-                self.log(f"no fork point for {z.key}: {msg['unusable']}")
+                self.save_no_zygote()
+                self.log(f"no fork point for {z.key}: {msg['unusable']}; its workers start as spares")
                 self.zygote_gone(z)
-            pending, z.pending = z.pending, []
-            for conn, req, fds in pending:
-                self.dispatch(conn, req, fds)
+                self.start_spare(z.req)
 
     def zygote_gone(self, z: "Zygote") -> None:
         """A fork point that exited or broke: its workers died with it (they die with their parent), and the
@@ -364,9 +441,6 @@ class Server:
         z.children.clear()
         if z.state == "starting" and z.key not in self.no_zygote:
             self.no_zygote[z.key] = "its fork point exited while importing"
-        pending, z.pending = z.pending, []
-        for conn, req, fds in pending:
-            self.dispatch(conn, req, fds)
 
     def retire(self, z: "Zygote") -> None:
         self.log(f"fork point pid {z.pid} retired (idle)")
@@ -384,6 +458,11 @@ class Server:
         for z in list(self.zygotes.values()):
             if z.state == "ready" and not z.children and now - z.last_used > idle_s:
                 self.retire(z)
+        for pool in list(self.spares.values()):
+            for sp in list(pool):
+                if sp.state == "ready" and now - sp.last_used > idle_s:
+                    self.log(f"spare pid {sp.pid} retired (idle)")
+                    self.drop_spare(sp)
 
     def reap(self) -> None:
         while True:
@@ -402,6 +481,10 @@ class Server:
 
     def exited(self, pid: int, code: int) -> None:
         """A worker's exit (this process's child, or a fork point's): its judge hears the code."""
+        for pool in self.spares.values():
+            for sp in list(pool):
+                if sp.pid == pid:
+                    self.drop_spare(sp)
         for key, (p, ctl) in list(self.shared.items()):
             if p == pid:
                 del self.shared[key]
@@ -464,6 +547,9 @@ class Server:
             self.drop(fd)
         for z in list(self.zygotes.values()):
             self.end_zygote(z)
+        for pool in list(self.spares.values()):
+            for sp in list(pool):
+                self.drop_spare(sp)
         for pid, _ in self.shared.values():
             _kill_group(pid)
             shutil.rmtree(_reference_home(os.path.dirname(self.path), pid), ignore_errors=True)
@@ -486,10 +572,9 @@ class Zygote:
     past those imports. It never sees a candidate (it only forks), initializes no device and runs no thread: the
     workers it forks are like the server's. The server hears its workers' exits from it."""
 
-    def __init__(self, key: str, pid: int, sock: socket.socket) -> None:
-        self.key, self.pid, self.sock = key, pid, sock
+    def __init__(self, key: str, pid: int, sock: socket.socket, req: Dict[str, Any]) -> None:
+        self.key, self.pid, self.sock, self.req = key, pid, sock, req
         self.state = "starting"  # then "ready"; one found unusable is gone
-        self.pending: List[Tuple[socket.socket, Dict[str, Any], List[int]]] = []
         self.children: set = set()
         self.last_used = time.monotonic()
 
@@ -521,6 +606,42 @@ class Zygote:
         except (OSError, ValueError):
             pass
         return None
+
+
+class Spare:
+    """A worker started ahead for a spec whose imports cannot be forked past: a child of the server that did
+    what a worker of that spec does first (its imports: the spec and the baseline, as a fork point would) and
+    waits for one judge's job, then becomes that judge's worker. Like a forked worker it is a fresh process that
+    no candidate has run in, used once."""
+
+    def __init__(self, key: str, pid: int, sock: socket.socket) -> None:
+        self.key, self.pid, self.sock = key, pid, sock
+        self.state = "starting"  # then "ready"
+        self.last_used = time.monotonic()
+
+    def read(self) -> Optional[Dict[str, Any]]:
+        try:
+            data = self.sock.recv(_MSG)
+        except OSError:
+            data = b""
+        return json.loads(data) if data else None
+
+    def hand(self, req: Dict[str, Any], fds: List[int]) -> bool:
+        """Gives it the judge's job and channels; False where it is gone (the judge's worker is forked instead)."""
+        try:
+            socket.send_fds(self.sock, [json.dumps(req).encode()], fds)
+            return True
+        except OSError:
+            _kill_group(self.pid)
+            return False
+        finally:
+            self.sock.close()
+
+
+def _spare_key(req: Dict[str, Any]) -> str:
+    """Spares serve requests of the same spec, device and memory limit (their imports ran in that environment)."""
+    env = req.get("env") or {}
+    return f"{_preload_key(req)}|{env.get('CUDA_VISIBLE_DEVICES', '')}|{bool(req.get('limit_memory'))}"
 
 
 def _preload_key(req: Dict[str, Any]) -> str:
@@ -575,25 +696,8 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
             signal.signal(sig, signal.SIG_DFL)
         from .worker_limits import die_with_parent
         die_with_parent(os.getppid())
-        pre = req["preload"]
-        os.environ.clear()
-        os.environ.update(req["env"])
-        # torch.cuda.is_available() at import (Liger's kernels ask it) counts devices through NVML, not cuInit
-        os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
         t = time.monotonic()
-        try:
-            os.chdir(req["cwd"])
-            os.makedirs(home, mode=0o700, exist_ok=True)
-            artifact = os.path.join(home, os.path.basename(pre["artifact"]))
-            for src, dst in ((pre["artifact"], artifact), (pre["artifact"][:-3] + ".so", artifact[:-3] + ".so")):
-                if os.path.exists(src):  # a KernelBench problem's C++ baseline is loaded beside its module
-                    shutil.copyfile(src, dst)
-            from . import _worker
-            _worker.preload(pre["backend"], pre["spec"], artifact, pre["kernel"])
-            why = _fork_hazard()
-        except BaseException as e:
-            why = f"importing them failed ({type(e).__name__}: {e}); each worker imports them itself"
-        os.chdir("/")
+        why = _import_spec_and_baseline(req, home) or _fork_hazard()
         if why:
             _send(sock, {"unusable": why})
             return
@@ -652,34 +756,105 @@ def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.soc
     (with ctl, a shared reference, which receives the channels of later judges over it)."""
     code = 1
     try:
-        for s in sockets:
-            s.close()
-        signal.set_wakeup_fd(-1)
-        for fd in pipes:
-            os.close(fd)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE):
-            signal.signal(sig, signal.SIG_DFL)
-        os.setsid()
-        to_worker_r, from_worker_w, log = fds
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(null)
-        os.close(log)
+        _worker_process(req, sockets, pipes)
+        code = _run_worker(req, fds, ctl)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _worker_process(req: Dict[str, Any], sockets: List[socket.socket], pipes: List[int]) -> None:
+    """What a worker's process is before its job: none of the server's descriptors, default signals, a session
+    of its own (the judge kills its group), the resource caps, death with the server."""
+    for s in sockets:
+        s.close()
+    signal.set_wakeup_fd(-1)
+    for fd in pipes:
+        os.close(fd)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    os.setsid()
+    from .worker_limits import worker_limits
+    worker_limits(bool(req.get("limit_memory")), os.getppid())
+
+
+def _run_worker(req: Dict[str, Any], fds: List[int], ctl: Optional[socket.socket]) -> int:
+    """The judge's job in this process: its log as stdout and stderr, its folder and environment, then the
+    worker."""
+    to_worker_r, from_worker_w, log = fds
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(null)
+    os.close(log)
+    os.chdir(req["cwd"])
+    os.environ.clear()
+    os.environ.update(req["env"])
+    if ctl is not None:
+        os.environ["KERNELEVOLVE_REFERENCE_CTL"] = str(ctl.fileno())
+        os.environ["KERNELEVOLVE_REFERENCE_HOME"] = _reference_home(req["socket_dir"], os.getpid())
+    import random
+    random.seed()  # not the server's sequence
+    sys.argv = ["kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)]
+    from . import _worker
+    return _worker.main(sys.argv) or 0
+
+
+def _import_spec_and_baseline(req: Dict[str, Any], home: str) -> str:
+    """In a fork point or a spare: the spec and its baseline imported as a worker would (in the first judge's
+    environment, the baseline from a copy in a folder of its own, which outlives that judge's folder); why this
+    failed, if it did."""
+    pre = req["preload"]
+    os.environ.clear()
+    os.environ.update(req["env"])
+    # torch.cuda.is_available() at import (Liger's kernels ask it) counts devices through NVML, not cuInit
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    try:
         os.chdir(req["cwd"])
-        os.environ.clear()
-        os.environ.update(req["env"])
-        if ctl is not None:
-            os.environ["KERNELEVOLVE_REFERENCE_CTL"] = str(ctl.fileno())
-            os.environ["KERNELEVOLVE_REFERENCE_HOME"] = _reference_home(req["socket_dir"], os.getpid())
-        from .worker_limits import worker_limits
-        worker_limits(bool(req.get("limit_memory")), os.getppid())
-        import random
-        random.seed()  # not the server's sequence
-        sys.argv = ["kernelevolve_harness._worker", str(to_worker_r), str(from_worker_w)]
+        os.makedirs(home, mode=0o700, exist_ok=True)
+        artifact = os.path.join(home, os.path.basename(pre["artifact"]))
+        for src, dst in ((pre["artifact"], artifact), (pre["artifact"][:-3] + ".so", artifact[:-3] + ".so")):
+            if os.path.exists(src):  # a KernelBench problem's C++ baseline is loaded beside its module
+                shutil.copyfile(src, dst)
         from . import _worker
-        code = _worker.main(sys.argv) or 0
+        _worker.preload(pre["backend"], pre["spec"], artifact, pre["kernel"])
+        return ""
+    except BaseException as e:
+        return f"importing them failed ({type(e).__name__}: {e}); each worker imports them itself"
+    finally:
+        os.chdir("/")
+
+
+def _spare_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: List[socket.socket],
+                pipes: List[int]) -> None:
+    """In the server's forked child: a worker's process, the spec's imports, then one judge's job (Spare)."""
+    code = 1
+    try:
+        _worker_process(req, sockets, pipes)
+        why = _import_spec_and_baseline(req, home)
+        if why:
+            _send(sock, {"unusable": why})
+            return
+        _send(sock, {"ready": True})
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, _MSG, 4)
+        except OSError:
+            data, fds = b"", []
+        sock.close()
+        if not data:
+            code = 0
+            return  # retired, or the server is gone
+        job = json.loads(data)
+        ctl = socket.socket(fileno=fds[3]) if len(fds) > 3 else None
+        code = _run_worker(job, fds[:3], ctl)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 1
     except BaseException:
