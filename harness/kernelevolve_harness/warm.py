@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 import traceback
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The variables that can change what the server's imports do; judges that differ in one of them get servers
@@ -197,19 +197,7 @@ class Server:
             req = json.loads(data)
             if len(fds) != 3:
                 raise ValueError(f"expected 3 descriptors, got {len(fds)}")
-        except Exception as e:
-            for x in fds:
-                os.close(x)
-            _send(conn, {"error": f"{type(e).__name__}: {e}"})
-            self.drop(fd)
-            return
-        self.dispatch(conn, req, fds)
-
-    def dispatch(self, conn: socket.socket, req: Dict[str, Any], fds: List[int]) -> None:
-        """Forks the worker a judge asked for (or hands it a shared reference). A request of a spec whose fork
-        point is still importing does not wait for it: it is forked from here, as before fork points."""
-        fd = conn.fileno()
-        try:
+            # a spec's fork point, started for its first request; requests do not wait for its imports
             self.zygote_for(req)
             if req.get("shared"):
                 self.share(conn, req, fds)
@@ -313,6 +301,12 @@ class Server:
         pool = self.spares.setdefault(key, [])
         if len(pool) >= _env_count("KERNELEVOLVE_SPARES", 4):
             return
+        pid, mine = self.start_child(_spare_main, req)
+        pool.append(Spare(key, pid, mine))
+
+    def start_child(self, main: Callable[..., None], req: Dict[str, Any]) -> Tuple[int, socket.socket]:
+        """A fork point or a spare: a child of this process with a folder of its own, talking to it over a
+        socket pair (its end returned with its pid); none of this process's other descriptors stay open in it."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -320,11 +314,11 @@ class Server:
         if pid == 0:
             mine.close()
             others = [c for _, c in self.shared.values()]
-            _spare_main(theirs, req, _preload_home(os.path.dirname(self.path), os.getpid()),
-                        [self.listener, *self.conns.values(), *others, *self.zygote_socks(), *self.spare_socks()],
-                        [self.wake_r, self.wake_w, *self.owner_fd])
+            main(theirs, req, _preload_home(os.path.dirname(self.path), os.getpid()),
+                 [self.listener, *self.conns.values(), *others, *self.zygote_socks(), *self.spare_socks()],
+                 [self.wake_r, self.wake_w, *self.owner_fd])
         theirs.close()
-        pool.append(Spare(key, pid, mine))
+        return pid, mine
 
     def spare_socks(self) -> List[socket.socket]:
         return [sp.sock for pool in self.spares.values() for sp in pool]
@@ -394,17 +388,7 @@ class Server:
         return z
 
     def start_zygote(self, key: str, req: Dict[str, Any]) -> "Zygote":
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            mine.close()
-            others = [c for _, c in self.shared.values()]
-            _zygote_main(theirs, req, _preload_home(os.path.dirname(self.path), os.getpid()),
-                         [self.listener, *self.conns.values(), *others, *self.zygote_socks()],
-                         [self.wake_r, self.wake_w, *self.owner_fd])
-        theirs.close()
+        pid, mine = self.start_child(_zygote_main, req)
         z = Zygote(key, pid, mine, req)
         self.zygotes[key] = z
         self.log(f"preloading {req['preload'].get('spec')} (fork point pid {pid})")
@@ -465,14 +449,7 @@ class Server:
                     self.drop_spare(sp)
 
     def reap(self) -> None:
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        for pid, code in _reaped():
             z = next((x for x in self.zygotes.values() if x.pid == pid), None)
             if z is not None:
                 self.zygote_gone(z)
@@ -579,11 +556,7 @@ class Zygote:
         self.last_used = time.monotonic()
 
     def read(self) -> Optional[Dict[str, Any]]:
-        try:
-            data = self.sock.recv(_MSG)
-        except OSError:
-            data = b""
-        return json.loads(data) if data else None
+        return _read(self.sock)
 
     def fork(self, req: Dict[str, Any], fds: List[int], exited: Any) -> Optional[int]:
         """Asks it for a worker; its pid, or None where the fork point is gone. Exits it reports meanwhile are
@@ -620,11 +593,7 @@ class Spare:
         self.last_used = time.monotonic()
 
     def read(self) -> Optional[Dict[str, Any]]:
-        try:
-            data = self.sock.recv(_MSG)
-        except OSError:
-            data = b""
-        return json.loads(data) if data else None
+        return _read(self.sock)
 
     def hand(self, req: Dict[str, Any], fds: List[int]) -> bool:
         """Gives it the judge's job and channels; False where it is gone (the judge's worker is forked instead)."""
@@ -636,6 +605,15 @@ class Spare:
             return False
         finally:
             self.sock.close()
+
+
+def _read(sock: socket.socket) -> Optional[Dict[str, Any]]:
+    """One message from a fork point or a spare; None when it is gone."""
+    try:
+        data = sock.recv(_MSG)
+    except OSError:
+        data = b""
+    return json.loads(data) if data else None
 
 
 def _spare_key(req: Dict[str, Any]) -> str:
@@ -685,22 +663,15 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
     """In the server's forked child: import the spec and its baseline as a worker would (in the first judge's
     environment, the baseline from a copy in a folder of its own, which outlives that judge's folder), say
     whether this process can still fork workers, then fork them on request."""
-    code = 0
-    try:
-        for s in sockets:
-            s.close()
-        signal.set_wakeup_fd(-1)
-        for fd in pipes:
-            os.close(fd)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
-            signal.signal(sig, signal.SIG_DFL)
+    def body() -> int:
+        _leave_server(sockets, pipes, (signal.SIGTERM, signal.SIGINT, signal.SIGPIPE))
         from .worker_limits import die_with_parent
         die_with_parent(os.getppid())
         t = time.monotonic()
         why = _import_spec_and_baseline(req, home) or _fork_hazard()
         if why:
             _send(sock, {"unusable": why})
-            return
+            return 0
         _send(sock, {"ready": round(time.monotonic() - t, 3)})
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_r, False)
@@ -715,7 +686,7 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
                 except OSError:
                     data, fds = b"", []
                 if not data:
-                    return  # the server is gone (its workers die with this process)
+                    return 0  # the server is gone (its workers die with this process)
                 job = json.loads(data)
                 sys.stdout.flush()
                 sys.stderr.flush()
@@ -730,34 +701,51 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
                 os.read(wake_r, 4096)
             except BlockingIOError:
                 pass
-            while True:
-                try:
-                    pid, status = os.waitpid(-1, os.WNOHANG)
-                except ChildProcessError:
-                    break
-                if pid == 0:
-                    break
-                _send(sock, {"exit": pid,
-                             "code": -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)})
-    except BaseException:
-        traceback.print_exc()
-        code = 1
-    finally:
+            for pid, code in _reaped():
+                _send(sock, {"exit": pid, "code": code})
+    _as_child(body)
+
+
+def _reaped() -> List[Tuple[int, int]]:
+    """This process's children that have exited: (pid, exit code, or minus the signal that killed it)."""
+    out = []
+    while True:
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return out
+        if pid == 0:
+            return out
+        out.append((pid, -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)))
+
+
+def _leave_server(sockets: List[socket.socket], pipes: List[int], signals: Tuple[int, ...]) -> None:
+    """In a child of the server: none of its descriptors, its signal wake-up or its handlers."""
+    for s in sockets:
+        s.close()
+    signal.set_wakeup_fd(-1)
+    for fd in pipes:
+        os.close(fd)
+    for sig in signals:
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.socket], pipes: List[int],
                    ctl: Optional[socket.socket] = None) -> None:
     """In the forked child: the same setup a cold worker gets from the judge's Popen, then the worker itself
     (with ctl, a shared reference, which receives the channels of later judges over it)."""
+    def body() -> int:
+        _worker_process(req, sockets, pipes)
+        return _run_worker(req, fds, ctl)
+    _as_child(body)
+
+
+def _as_child(body: Callable[[], int]) -> None:
+    """Runs a forked child's body and ends the process with its exit code: it never returns to the server's
+    loop, whatever the body raises."""
     code = 1
     try:
-        _worker_process(req, sockets, pipes)
-        code = _run_worker(req, fds, ctl)
+        code = body()
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 1
     except BaseException:
@@ -773,13 +761,7 @@ def _become_worker(req: Dict[str, Any], fds: List[int], sockets: List[socket.soc
 def _worker_process(req: Dict[str, Any], sockets: List[socket.socket], pipes: List[int]) -> None:
     """What a worker's process is before its job: none of the server's descriptors, default signals, a session
     of its own (the judge kills its group), the resource caps, death with the server."""
-    for s in sockets:
-        s.close()
-    signal.set_wakeup_fd(-1)
-    for fd in pipes:
-        os.close(fd)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE):
-        signal.signal(sig, signal.SIG_DFL)
+    _leave_server(sockets, pipes, (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE))
     os.setsid()
     from .worker_limits import worker_limits
     worker_limits(bool(req.get("limit_memory")), os.getppid())
@@ -836,13 +818,12 @@ def _import_spec_and_baseline(req: Dict[str, Any], home: str) -> str:
 def _spare_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: List[socket.socket],
                 pipes: List[int]) -> None:
     """In the server's forked child: a worker's process, the spec's imports, then one judge's job (Spare)."""
-    code = 1
-    try:
+    def body() -> int:
         _worker_process(req, sockets, pipes)
         why = _import_spec_and_baseline(req, home)
         if why:
             _send(sock, {"unusable": why})
-            return
+            return 1
         _send(sock, {"ready": True})
         try:
             data, fds, _, _ = socket.recv_fds(sock, _MSG, 4)
@@ -850,21 +831,11 @@ def _spare_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: Li
             data, fds = b"", []
         sock.close()
         if not data:
-            code = 0
-            return  # retired, or the server is gone
+            return 0  # retired, or the server is gone
         job = json.loads(data)
         ctl = socket.socket(fileno=fds[3]) if len(fds) > 3 else None
-        code = _run_worker(job, fds[:3], ctl)
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    except BaseException:
-        traceback.print_exc()
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+        return _run_worker(job, fds[:3], ctl)
+    _as_child(body)
 
 
 def _env_count(name: str, default: int) -> int:

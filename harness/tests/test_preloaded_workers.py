@@ -16,7 +16,8 @@ from typing import Any, Dict, List
 
 import pytest
 
-from conftest import HARNESS, Harness
+from conftest import EXAMPLES, HARNESS, Harness
+from test_warm_workers import until
 
 PROBLEM = """import numpy as np
 import slowdep
@@ -42,29 +43,10 @@ def get_init_inputs():
     return [dim]
 """
 
-RIGHT = """import numpy as np
-
-CPP_SOURCE = r\"\"\"
-#include <cstdint>
-extern "C" void relu_scale(float* out, const float* x, const float* w, int64_t rows, int64_t cols) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      float v = x[i * cols + j];
-      out[i * cols + j] = (v > 0.0f ? v : 0.0f) * w[j] * 2.0f;
-    }
-}
-\"\"\"
-
-
-class ModelNew:
-    def __init__(self, dim):
-        self.weight = np.zeros(dim, dtype=np.float32)
-
-    def forward(self, x):
-        out = np.empty_like(x)
-        cpp.relu_scale(out, x, self.weight, x.shape[0], x.shape[1])
-        return out
-"""
+# the example's C++ ModelNew, times the module's 2.0
+RIGHT = (EXAMPLES / "kernelbench" / "cpu" / "candidates" / "relu_scale.py").read_text().replace(
+    "* w[j];", "* w[j] * 2.0f;")
+assert "2.0f" in RIGHT
 
 SLOWDEP = """import os
 import time
@@ -116,15 +98,6 @@ def stop_servers(problem: Dict[str, Any]) -> Any:
             os.kill(int(json.loads(meta.read_text())["pid"]), signal.SIGTERM)
         except (OSError, ValueError, KeyError):
             pass
-
-
-def until(cond: Any, seconds: float) -> bool:
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return bool(cond())
 
 
 def test_a_specs_imports_run_once_for_every_evaluation_on_the_host(harness: Harness, problem: Dict[str, Any]) -> None:
