@@ -117,8 +117,29 @@ for name, (rc, wall) in sorted(walls.items()):
     def med(k):
         xs = sorted(x.get(k, 0) for x in others)
         return xs[len(xs) // 2] if xs else 0
-    notes.append(f"{name}: baseline " + ", ".join(f"{k[:-2]} {stages(base).get(k, 0):.2f}" for k in keys)
-                 + f"; candidates (median of {len(others)}) " + ", ".join(f"{k[:-2]} {med(k):.2f}" for k in keys))
+    notes.append(f"{name}: baseline " + ", ".join(f"{k.removesuffix('_s')} {stages(base).get(k, 0):.2f}" for k in keys)
+                 + f"; candidates (median of {len(others)}) " + ", ".join(f"{k.removesuffix('_s')} {med(k):.2f}" for k in keys))
+    # every evaluation of the run (the confirmations' too): those whose workers were preloaded (a fork point's or a
+    # spare's) against the others, by their totals
+    totals = {True: [], False: []}
+    vpath = os.path.join(run_dir, "verdicts.jsonl")
+    def all_stages(x):
+        if isinstance(x, dict):
+            if isinstance(x.get("stages"), dict):
+                yield x["stages"]
+            for v in x.values():
+                yield from all_stages(v)
+        elif isinstance(x, list):
+            for v in x:
+                yield from all_stages(v)
+    for line in open(vpath) if os.path.exists(vpath) else []:
+        for st in all_stages(json.loads(line)):
+            if "total_s" in st:
+                totals[bool(st.get("preloaded_workers"))].append(st["total_s"])
+    def med_of(xs):
+        return f"{sorted(xs)[len(xs) // 2]:.1f} s" if xs else "-"
+    notes.append(f"{name}: evaluations with preloaded workers {len(totals[True])} (median total {med_of(totals[True])}), "
+                 f"without {len(totals[False])} (median total {med_of(totals[False])})")
     # the reference starts these evaluations waited for, phase by phase (the reference's own clock)
     for m in sorted(metas, key=lambda m: m["id"]):
         st = {k[len("reference_start_"):-2]: v for k, v in stages(m).items() if k.startswith("reference_start_")}
