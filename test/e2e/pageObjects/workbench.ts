@@ -50,13 +50,23 @@ export class Workbench {
     // The file's own tab, active: the list can re-sort under the click (a run's candidates/c0000.cpp also
     // matches "kernels/matmul.cpp" loosely), so a wrong file opened is noticed and the file asked for again.
     const active = this.page.locator(`.tabs-container .tab.active .monaco-icon-label[aria-label$="/${relativePath}"]`);
+    // its tab, open but not the active one (another editor took the focus as it opened): a click makes it active
+    const tab = this.page.locator(`.tabs-container .tab:not(.active)`, { has: this.page.locator(`.monaco-icon-label[aria-label$="/${relativePath}"]`) });
     for (let attempt = 1; ; attempt++) {
       await row.first().click();
       try {
         await active.first().waitFor({ timeout: 15_000 });
         return new KernelEditor(this.page, name);
       } catch (e) {
-        if (attempt === 3) throw e;
+        if (await tab.count()) {
+          await tab.first().click();
+          if (await active.first().waitFor({ timeout: 10_000 }).then(() => true, () => false)) return new KernelEditor(this.page, name);
+        }
+        if (attempt === 4) {
+          const tabs = await this.page.locator('.tabs-container .tab.active .monaco-icon-label').evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')));
+          throw new Error(`${relativePath} did not become the active editor in ${attempt} tries (active tabs: ${JSON.stringify(tabs)}): ${String(e)}`);
+        }
+        await this.page.keyboard.press('Escape');
         await this.quickOpen(relativePath);
         await row.first().waitFor({ timeout: 30_000 });
       }
