@@ -408,9 +408,16 @@ class Server:
             else:
                 self.no_zygote[z.key] = str(msg["unusable"])
                 self.save_no_zygote()
-                self.log(f"no fork point for {z.key}: {msg['unusable']}; its workers start as spares")
-                self.zygote_gone(z)
-                self.start_spare(z.req)
+                self.log(f"no fork point for {z.key}: {msg['unusable']}; its workers start as spares"
+                         + (f", the first of them pid {z.pid}, which did the imports" if msg.get("spare") else ""))
+                if msg.get("spare"):  # it did the imports, and waits for one judge's job like a spare
+                    del self.zygotes[z.key]
+                    sp = Spare(_spare_key(z.req), z.pid, z.sock)
+                    sp.state = "ready"
+                    self.spares.setdefault(sp.key, []).append(sp)
+                else:
+                    self.zygote_gone(z)
+                    self.start_spare(z.req)
 
     def zygote_gone(self, z: "Zygote") -> None:
         """A fork point that exited or broke: its workers died with it (they die with their parent), and the
@@ -668,10 +675,19 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
         from .worker_limits import die_with_parent
         die_with_parent(os.getppid())
         t = time.monotonic()
-        why = _import_spec_and_baseline(req, home) or _fork_hazard()
+        why = _import_spec_and_baseline(req, home)
         if why:
             _send(sock, {"unusable": why})
             return 0
+        hazard = _fork_hazard()
+        if hazard:
+            # it cannot fork, but it is a process that did a worker's imports and never saw a candidate: it serves
+            # one judge's job, as the first spare (Spare)
+            os.setsid()
+            from .worker_limits import worker_limits
+            worker_limits(bool(req.get("limit_memory")), os.getppid())
+            _send(sock, {"unusable": hazard, "spare": True})
+            return _serve_one_job(sock)
         _send(sock, {"ready": round(time.monotonic() - t, 3)})
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_r, False)
@@ -825,17 +841,23 @@ def _spare_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: Li
             _send(sock, {"unusable": why})
             return 1
         _send(sock, {"ready": True})
-        try:
-            data, fds, _, _ = socket.recv_fds(sock, _MSG, 4)
-        except OSError:
-            data, fds = b"", []
-        sock.close()
-        if not data:
-            return 0  # retired, or the server is gone
-        job = json.loads(data)
-        ctl = socket.socket(fileno=fds[3]) if len(fds) > 3 else None
-        return _run_worker(job, fds[:3], ctl)
+        return _serve_one_job(sock)
     _as_child(body)
+
+
+def _serve_one_job(sock: socket.socket) -> int:
+    """A spare's wait for its judge's job (its pipes, log, folder and environment), then that job."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, _MSG, 4)
+    except OSError:
+        data, fds = b"", []
+    sock.close()
+    if not data:
+        return 0  # retired, or the server is gone
+    job = json.loads(data)
+    ctl = socket.socket(fileno=fds[3]) if len(fds) > 3 else None
+    return _run_worker(job, fds[:3], ctl)
 
 
 def _env_count(name: str, default: int) -> int:
