@@ -275,16 +275,18 @@ class Server:
             self.zygote_gone(z)
         if key and key in self.no_zygote:
             sp = self.take_spare(req)
-            self.start_spare(req)  # for the next request
-            if sp is not None and sp.hand(req, fds + ([ctl.fileno()] if ctl is not None else [])):
+            handed = sp is not None and sp.hand(req, fds + ([ctl.fileno()] if ctl is not None else []))
+            self.start_spare(req)  # for the next request (after the hand-over: it closed its end of that one)
+            if handed and sp is not None:
                 return sp.pid, True
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             others = [c for _, c in self.shared.values()] + (also_close or [])
-            _become_worker(req, fds, [self.listener, *self.conns.values(), *others, *self.zygote_socks()],
-                           [self.wake_r, self.wake_w, *self.owner_fd], ctl)
+            # none of the server's sockets: a candidate holding a spare's or a fork point's could send it a job
+            _become_worker(req, fds, [self.listener, *self.conns.values(), *others, *self.zygote_socks(),
+                                      *self.spare_socks()], [self.wake_r, self.wake_w, *self.owner_fd], ctl)
         return pid, False
 
     # --- spares: workers started ahead, past a spec's imports -----------------------------------------------

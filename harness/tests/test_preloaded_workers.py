@@ -154,6 +154,61 @@ def test_imports_that_start_a_thread_get_spares_started_ahead(harness: Harness, 
     assert third["status"] == "ok" and third["stages"]["preloaded_workers"] == 1, third
 
 
+SLOW = RIGHT.replace("extern \"C\" void relu_scale(", "extern \"C\" void relu_scale_(").replace(
+    "\"\"\"\n\n\nclass ModelNew", """extern "C" void relu_scale(float* out, const float* x, const float* w, int64_t rows, int64_t cols) {
+  for (volatile long k = 0; k < 20000000; ++k) {}
+  relu_scale_(out, x, w, rows, cols);
+}
+\"\"\"
+
+
+class ModelNew""")
+
+
+def sockets_of_candidate_workers(server: int) -> Dict[int, List[str]]:
+    """The server's children that run a judge's candidate (their output goes to its candidate.log; a spare still
+    importing holds its own end of its socket, and a shared reference logs in its own folder), each with the
+    sockets it holds."""
+    found: Dict[int, List[str]] = {}
+    try:
+        kids = [int(x) for x in open(f"/proc/{server}/task/{server}/children").read().split()]
+    except OSError:
+        return found
+    for pid in kids:
+        try:
+            if not os.readlink(f"/proc/{pid}/fd/1").endswith("candidate.log"):
+                continue
+            found[pid] = [t for t in (os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd"))
+                          if t.startswith("socket:")]
+        except OSError:
+            continue
+    return found
+
+
+def test_no_worker_holds_a_socket_of_the_server(harness: Harness, problem: Dict[str, Any]) -> None:
+    """A candidate that held the server's end of a spare's socket could hand that spare a job of its own, and the
+    judge it was meant for would wait in vain: every worker, forked or a spare, holds none of the server's."""
+    extra = "import threading\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()"
+    (problem["lib"] / "slowdep.py").write_text(SLOWDEP.format(extra=extra))
+    assert judge(harness, problem, RIGHT)["status"] == "ok"
+    assert until(lambda: "the first of them pid" in server_log(problem), 20), server_log(problem)
+    server = int(next(x for x in server_log(problem).splitlines() if "ready in" in x).split("(pid ")[1].split(",")[0])
+    # two at once: one takes the spare that is ready, the other is forked beside the spare started for it
+    verdicts: List[Dict[str, Any]] = []
+    runs = [threading.Thread(target=lambda: verdicts.append(judge(harness, problem, SLOW))) for _ in range(2)]
+    for t in runs:
+        t.start()
+    seen: Dict[int, List[str]] = {}
+    while any(t.is_alive() for t in runs):
+        seen.update(sockets_of_candidate_workers(server))
+        time.sleep(0.02)
+    for t in runs:
+        t.join()
+    assert [v["status"] for v in verdicts] == ["ok", "ok"], verdicts
+    assert sorted(v["stages"].get("preloaded_workers", 0) for v in verdicts) == [0, 1], verdicts
+    assert len(seen) >= 2 and not any(seen.values()), seen
+
+
 def test_a_later_server_starts_spares_without_trying_a_fork_point_again(harness: Harness,
                                                                        problem: Dict[str, Any]) -> None:
     extra = "import threading\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()"
