@@ -216,6 +216,7 @@ class Judge:
         self.ref: Optional[Process] = None
         self.worker: Optional[Process] = None
         self.imports: Optional[threading.Thread] = None
+        self.spec_key = ""  # _spec_key
         self.answers: Optional[ReferenceAnswers] = None  # the conversation with the reference (reference_answers.py)
         self.rng = secrets.SystemRandom()
         self.stage = "compile"
@@ -366,14 +367,8 @@ class Judge:
         if not self.backend.preloads_baseline or os.environ.get("KERNELEVOLVE_PRELOAD", "1") == "0":
             return None
         from .backends.base import content_key
-        with open(self.header.path, encoding="utf-8", errors="replace") as f:
-            spec_text = f.read()
-        with open(self.baseline_path, encoding="utf-8", errors="replace") as f:
-            base_text = f.read()
-        return {"key": content_key("preload", spec_text, os.path.abspath(self.header.path), base_text,
-                                   self.header.backend, self.header.kernel),
-                "backend": self.header.backend, "spec": self.header.path, "artifact": base.artifact,
-                "kernel": self.header.kernel}
+        return {"key": content_key("preload", self._spec_key()), "backend": self.header.backend,
+                "spec": self.header.path, "artifact": base.artifact, "kernel": self.header.kernel}
 
     def _shared_key(self, base: Build) -> str:
         """Evaluations with the same spec, baseline and device share one reference process (empty: not shared).
@@ -381,12 +376,19 @@ class Judge:
         if not self.opts.shared_reference or os.environ.get("KERNELEVOLVE_SHARED_REFERENCE", "1") == "0":
             return ""
         from .backends.base import content_key
-        with open(self.header.path, encoding="utf-8", errors="replace") as f:
-            spec_text = f.read()
-        with open(self.baseline_path, encoding="utf-8", errors="replace") as f:
-            base_text = f.read()
-        return content_key(spec_text, os.path.abspath(self.header.path), base_text, self.header.backend,
-                           self.header.kernel, os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+        return content_key(self._spec_key(), os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+
+    def _spec_key(self) -> str:
+        """The spec's text and path, the baseline's text, the backend and the kernel, read and hashed once."""
+        if not self.spec_key:
+            from .backends.base import content_key
+            with open(self.header.path, encoding="utf-8", errors="replace") as f:
+                spec_text = f.read()
+            with open(self.baseline_path, encoding="utf-8", errors="replace") as f:
+                base_text = f.read()
+            self.spec_key = content_key(spec_text, os.path.abspath(self.header.path), base_text,
+                                        self.header.backend, self.header.kernel)
+        return self.spec_key
 
     # --- reference process ----------------------------------------------------------------------------
     def _reference_ready(self) -> Dict[str, Any]:

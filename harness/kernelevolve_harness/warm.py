@@ -422,8 +422,8 @@ class Server:
                     self.start_spare(z.req)
 
     def zygote_gone(self, z: "Zygote") -> None:
-        """A fork point that exited or broke: its workers died with it (they die with their parent), and the
-        requests that waited for it are forked from this process."""
+        """A fork point that exited or broke: its workers died with it (they die with their parent); later
+        requests of its spec are forked from this process, or a new fork point is tried."""
         if self.zygotes.get(z.key) is not z:
             return
         del self.zygotes[z.key]
