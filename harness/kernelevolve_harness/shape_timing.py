@@ -331,8 +331,8 @@ class ShapeTiming:
 
     def _candidate_call(self) -> None:
         if isinstance(self.timer, GraphTimer):
-            self.last_results = self.timer.start("candidate", self.kernels["candidate"],
-                                                 [s[0] for s in self.sets["candidate"]]).results
+            queued = self.timer.start("candidate", self.kernels["candidate"], [s[0] for s in self.sets["candidate"]])
+            self.last_results = self.timer.finish([queued])[0].results
             return
         self._refill("candidate")
         self.last_results = [self.w.spec.launch(self.w.kc, *gargs) for gargs, _ in self.sets["candidate"]]
