@@ -57,7 +57,7 @@ now() { date +%s.%N; }
 
 echo "== (a) first and second evaluate of $(dirname "$first") on a host with no warm server"
 # COMPARE_AB=BYTES: a third, warm like the second, with outputs from BYTES a call on compared on the device
-# (KERNELEVOLVE_DEVICE_COMPARE_BYTES; the softmax's 17-34 MB outputs cross to the judge under the default 64 MiB)
+# (KERNELEVOLVE_DEVICE_COMPARE_BYTES, 4 MiB by default; with 67108864, the softmax's 17-34 MB outputs cross to the judge)
 for k in first second ${COMPARE_AB:+compare-$COMPARE_AB}; do
   t0=$(now)
   if [[ $k == compare-* ]]; then

@@ -20,9 +20,9 @@ run() { # name devices slots minutes specs
 run one-gpu 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
 [ "${MATMUL_MINUTES:-1}" != 0 ] && run one-gpu-matmul 0 "$SLOTS" "${MATMUL_MINUTES:-1}" examples/triton/matmul/spec.py
 # COMPARE_AB=BYTES: the softmax again, after the run above in the same call, with outputs from BYTES a call on
-# compared on the device (KERNELEVOLVE_DEVICE_COMPARE_BYTES; 64 MiB by default, above every softmax output here):
-# does checking its 17-34 MB outputs on the GPU instead of on the host (a device-to-host copy, a pipe, numpy) cut
-# the CPU a candidate costs (12.8 s on 2026-12-02), and the rate with it?
+# compared on the device (KERNELEVOLVE_DEVICE_COMPARE_BYTES; 4 MiB by default, below every softmax output here;
+# 67108864, the default before 2026-12-03, compares them all on the host: a device-to-host copy, a pipe, numpy):
+# the CPU a candidate costs, and the rate, each way.
 if [ -n "${COMPARE_AB:-}" ]; then
   KERNELEVOLVE_DEVICE_COMPARE_BYTES=$COMPARE_AB run "one-gpu-compare-$COMPARE_AB" 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
 fi
