@@ -640,15 +640,20 @@ class Judge:
                                            f"was expected.")
         return header
 
-    def _to_retime(self, received: List[List[Dict[str, Any]]], estimate: Any, goal: float) -> List[int]:
-        """The shapes to time again (at most KERNELEVOLVE_RETIME_SHAPES, default 2, the least sure first)."""
+    def _to_retime(self, received: List[List[Dict[str, Any]]], estimate: Any) -> List[int]:
+        """The shapes to time again (at most KERNELEVOLVE_RETIME_SHAPES, default 2, the least sure first): those
+        whose interval is wider than their goal (ratio_goal; ratio_goal_short for a shape timed as CUDA graphs,
+        whose passes aim no closer), or that disagree with the others by more than theirs."""
         ratios = []
         for passes in received:
             b, c = shape_estimate([_pass(h) for h in passes], estimate)
             ratios.append(b / c if c > 0 else float("inf"))
         shape_iv, _ = intervals([[_pass(h) for h in passes] for passes in received], estimate)
-        unsure = {k for k, (r, iv) in enumerate(zip(ratios, shape_iv)) if wide(iv, r, goal)}
-        unsure |= set(disagreeing(ratios, shape_iv, goal))
+        s = self.timing_settings
+        goals = [s.ratio_goal_short if passes and all(h.get("timer") == "cuda-graph" for h in passes) else s.ratio_goal
+                 for passes in received]
+        unsure = {k for k, (r, iv) in enumerate(zip(ratios, shape_iv)) if wide(iv, r, goals[k])}
+        unsure |= set(disagreeing(ratios, shape_iv, goals))
         most = self.timing_settings.retime_shapes
         width = {k: shape_iv[k][1] / max(shape_iv[k][0], 1e-12) for k in unsure}
         return sorted(sorted(unsure, key=lambda k: -width[k])[:max(0, most)])
@@ -689,8 +694,7 @@ class Judge:
         self._timed_passes(list(range(n)), received, held)
         # Shapes whose ratio is less sure than the goal, or that disagree with the others, are timed again in new
         # buffers with new inputs; two passes of a shape that disagree get a third (median of three).
-        goal = settings.ratio_goal
-        again = self._to_retime(received, estimate, goal) if goal > 0 else []
+        again = self._to_retime(received, estimate) if settings.ratio_goal > 0 else []
         for _ in range(2):
             if not again:
                 break

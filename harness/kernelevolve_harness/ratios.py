@@ -238,16 +238,19 @@ def wide(interval: Tuple[float, float], ratio: float, goal: float) -> bool:
     return ratio > 0 and (hi > ratio * (1 + goal) or lo < ratio * (1 - goal))
 
 
-def disagreeing(ratios: List[float], shape_intervals: List[Tuple[float, float]], goal: float) -> List[int]:
-    """Shapes whose ratio is further than 2 x goal from the median of the others' and whose interval does not
-    reach it: a pass that may have caught the device (or the machine) in another state."""
+def disagreeing(ratios: List[float], shape_intervals: List[Tuple[float, float]],
+                goal: Union[float, Sequence[float]]) -> List[int]:
+    """Shapes whose ratio is further than 2 x goal (the shape's own, where goal is one per shape) from the median
+    of the others' and whose interval does not reach it: a pass that may have caught the device (or the machine)
+    in another state."""
     out = []
     if len(ratios) < 3:
         return out
+    goals = [goal] * len(ratios) if isinstance(goal, (int, float)) else list(goal)
     for k, r in enumerate(ratios):
         others = median([x for j, x in enumerate(ratios) if j != k])
         lo, hi = shape_intervals[k]
-        if abs(math.log(max(r, 1e-12) / max(others, 1e-12))) > math.log(1 + 2 * goal) and not lo <= others <= hi:
+        if abs(math.log(max(r, 1e-12) / max(others, 1e-12))) > math.log(1 + 2 * goals[k]) and not lo <= others <= hi:
             out.append(k)
     return out
 

@@ -50,6 +50,15 @@ def test_wide_and_disagreeing_shapes_are_named() -> None:
     assert apart((0.88, 0.90), (0.99, 1.01)) and not apart((0.9, 1.0), (0.99, 1.01))
 
 
+def test_a_shape_with_a_wider_goal_disagrees_only_beyond_it() -> None:
+    # a kernel under ~10 us timed as CUDA graphs aims at +-5%, not +-2%: 0.92 against 1.00 is within twice that
+    ivs = [(0.99, 1.01), (0.995, 1.005), (0.91, 0.93), (0.98, 1.02)]
+    assert disagreeing([1.0, 1.0, 0.92, 1.0], ivs, 0.02) == [2]
+    assert disagreeing([1.0, 1.0, 0.92, 1.0], ivs, [0.02, 0.02, 0.05, 0.02]) == []
+    assert disagreeing([1.0, 1.0, 0.85, 1.0], [(0.99, 1.01), (0.995, 1.005), (0.84, 0.86), (0.98, 1.02)],
+                       [0.02, 0.02, 0.05, 0.02]) == [2]
+
+
 def test_a_verdict_carries_each_shapes_interval_and_the_geometric_means(harness) -> None:
     from conftest import NAIVE
     v = harness.mm(NAIVE)
