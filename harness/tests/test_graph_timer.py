@@ -10,6 +10,7 @@ class Device:
     def __init__(self) -> None:
         self.clock = 0.0
         self.syncs = 0
+        self.sleeps = 0
 
 
 DEV = Device()
@@ -45,6 +46,7 @@ class Cuda:
     @staticmethod
     def _sleep(cycles: int) -> None:
         DEV.clock += cycles / 1000.0
+        DEV.sleeps += 1
 
 
 class Torch:
@@ -75,3 +77,16 @@ def test_a_replay_slower_than_the_host_never_makes_a_negative_time() -> None:
     t = graph_timer(calls_ms=[0.05, 0.05], refills_ms=[0.2, 0.2])
     (s,) = t.finish([t.start("k", None, [[0]] * 2)])
     assert s.ms > 0
+
+
+def test_only_the_first_replays_after_a_wait_are_covered() -> None:
+    # the later replays are queued behind the first ones' device time: a cover would only lengthen the section
+    t = graph_timer(calls_ms=[0.5] * 8, refills_ms=[0.1] * 8)
+    before = DEV.sleeps
+    queued = [t.start("k", None, [[0]] * 4), t.start("k", None, [[0]] * 4)]
+    assert DEV.sleeps - before == W.COVERED_REPLAYS
+    t.finish(queued)
+    t.graphs["k"] = (Graph([0.5] * 2), ["out"])
+    t.refills = (Graph([0.1] * 2), [])
+    t.finish([t.start("k", None, [[0]] * 4)])  # after a wait, covered again
+    assert DEV.sleeps - before == 2 * W.COVERED_REPLAYS
