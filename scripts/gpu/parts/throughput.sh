@@ -26,6 +26,11 @@ run one-gpu 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
 if [ -n "${COMPARE_AB:-}" ]; then
   KERNELEVOLVE_DEVICE_COMPARE_BYTES=$COMPARE_AB run "one-gpu-compare-$COMPARE_AB" 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
 fi
+# MORE_SLOTS=N: the softmax again with N slots (the same GPU): whether the rate is bound by the slots (each
+# candidate's own latency) or by what the host shares (the timing lock, the cores, the reference processes)
+if [ -n "${MORE_SLOTS:-}" ]; then
+  run "one-gpu-$MORE_SLOTS-slots" 0 "$MORE_SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
+fi
 if [ "$ngpu" -ge 2 ]; then
   run two-gpus 0,1 $((2 * SLOTS)) "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
 fi
