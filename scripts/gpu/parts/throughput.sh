@@ -16,8 +16,8 @@ run() { # name devices slots minutes specs
     THROUGHPUT_SPECS="$5" bash scripts/gpu/bench.sh "$3" 2000 >/dev/null 2>&1
   python3 scripts/gpu/summarize.py "$RAW/$1" | sed -n '/^throughput/,$p'
 }
-# SOFTMAX_MINUTES (2) and MATMUL_MINUTES (1; 0 leaves the matmul out): shorter runs where device time is short
-run one-gpu 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
+# SOFTMAX_MINUTES (2) and MATMUL_MINUTES (1): shorter runs where device time is short (0 leaves the run out)
+[ "${SOFTMAX_MINUTES:-2}" != 0 ] && run one-gpu 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
 [ "${MATMUL_MINUTES:-1}" != 0 ] && run one-gpu-matmul 0 "$SLOTS" "${MATMUL_MINUTES:-1}" examples/triton/matmul/spec.py
 # COMPARE_AB=BYTES: the softmax again, after the run above in the same call, with outputs from BYTES a call on
 # compared on the device (KERNELEVOLVE_DEVICE_COMPARE_BYTES; 4 MiB by default, below every softmax output here;
@@ -26,10 +26,13 @@ run one-gpu 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
 if [ -n "${COMPARE_AB:-}" ]; then
   KERNELEVOLVE_DEVICE_COMPARE_BYTES=$COMPARE_AB run "one-gpu-compare-$COMPARE_AB" 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
 fi
-# MORE_SLOTS=N: the softmax again with N slots (the same GPU): whether the rate is bound by the slots (each
-# candidate's own latency) or by what the host shares (the timing lock, the cores, the reference processes)
+# MORE_SLOTS=N: the softmax again with N slots (the same GPU), for MORE_SLOTS_MINUTES (default SOFTMAX_MINUTES, or
+# 1 where that is 0): whether the rate is bound by the slots (each candidate's own latency) or by what the host
+# shares (the timing lock, the cores, the reference processes)
 if [ -n "${MORE_SLOTS:-}" ]; then
-  run "one-gpu-$MORE_SLOTS-slots" 0 "$MORE_SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
+  more_min=${MORE_SLOTS_MINUTES:-${SOFTMAX_MINUTES:-2}}
+  [ "$more_min" = 0 ] && more_min=1
+  run "one-gpu-$MORE_SLOTS-slots" 0 "$MORE_SLOTS" "$more_min" examples/triton/softmax/spec.py
 fi
 if [ "$ngpu" -ge 2 ]; then
   run two-gpus 0,1 $((2 * SLOTS)) "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
