@@ -50,6 +50,18 @@ export interface TuneOperatorOptions {
 /** A step to try: a move relative to the base, or absolute values (a configuration from the knowledge base). */
 type Step = { move: Move } | { values: KnobValues; why: string };
 
+/** Output-tile elements a warp of a matmul accumulates in the drafts: 2048 fp32 values are 64 registers a thread. */
+const ACCUMULATOR_PER_WARP = 2048;
+
+/** A matmul's output-tile knobs among its block knobs (BLOCK_M and BLOCK_N, BM and BN, TILE_SIZE_M...): one of
+ *  each, or undefined. */
+function outputTile(blocks: readonly Knob[]): { m: Knob; n: Knob } | undefined {
+  const axis = (k: Knob) => /(?:^|_|[a-z])([MN])$/i.exec(k.name.replace(/@\d+$/, '').replace(/^cfg\d+\./, ''))?.[1].toUpperCase();
+  const m = blocks.filter((k) => axis(k) === 'M');
+  const n = blocks.filter((k) => axis(k) === 'N');
+  return m.length === 1 && n.length === 1 ? { m: m[0], n: n[0] } : undefined;
+}
+
 /** Where a value sits in a knob's domain; a computed knob (0) sits at its typical value. */
 function position(k: Knob, v: number): number {
   const i = k.domain.indexOf(v);
@@ -271,12 +283,18 @@ export class TuneOperator implements Operator {
    * memory-bound kernel (elementwise, a reduction over rows) the warps move with the blocks, step for step, so
    * each thread keeps the share of a block the original launch gave it (a block grown 4x with the same warps makes
    * each thread loop over 4x the elements, and hides less latency: 8192 elements on one warp are a poor probe of
-   * an 8192-element block).
+   * an 8192-element block). For a matmul (a dot over M x N output tiles) the warps follow the tile's area instead:
+   * about 2048 accumulator elements a warp (64 fp32 registers a thread, room left for the operands), whatever the
+   * original launch gave: one warp on a 16x16 tile says nothing of what a 128x128 tile wants, and a large tile on
+   * one warp is a poor probe of that tile.
    */
   private probeMoves(set: KnobSet, current: KnobValues, kernelClass?: KernelClass): Move[] {
     let targets = set.knobs.filter((k) => k.role === 'block');
     const warps = targets.length && (kernelClass === 'elementwise' || kernelClass === 'reduction')
       ? set.knobs.filter((k) => k.role === 'warps') : [];
+    const tile = kernelClass === 'matmul' ? outputTile(targets) : undefined;
+    const tileWarps = tile ? set.knobs.filter((k) => k.role === 'warps') : [];
+    const tileStages = tile ? set.knobs.filter((k) => k.role === 'stages') : [];
     if (!targets.length) targets = set.knobs.filter((k) => k.role === 'generic' && k.domain.length > 4);
     if (!targets.length) targets = set.knobs.filter((k) => k.role === 'warps');
     if (!targets.length) return [];
@@ -297,6 +315,22 @@ export class TuneOperator implements Operator {
         const at = position(k, current[k.name]);
         const to = Math.min(k.domain.length - 1, Math.max(0, at + step));
         if (to !== at) move[k.name] = to - at;
+      }
+      if (tile) {
+        const valueAt = (k: Knob) => k.domain[Math.min(k.domain.length - 1, Math.max(0, position(k, current[k.name]) + move[k.name]))];
+        const want = Math.max(1, (valueAt(tile.m) * valueAt(tile.n)) / ACCUMULATOR_PER_WARP);
+        for (const k of tileWarps) {
+          const to = k.domain.reduce((best, d, j) => (Math.abs(Math.log2(d / want)) < Math.abs(Math.log2(k.domain[best] / want)) ? j : best), 0);
+          const at = position(k, current[k.name]);
+          if (to !== at) move[k.name] = to - at;
+        }
+        // the loop over K wants its next tiles' loads in flight while it multiplies: a launch without a pipeline
+        // (one stage) is drafted with the usual three
+        for (const k of tileStages) {
+          const at = position(k, current[k.name]);
+          const to = k.domain.indexOf(3);
+          if (current[k.name] !== 0 && current[k.name] < 2 && to >= 0) move[k.name] = to - at;
+        }
       }
       return move;
     });

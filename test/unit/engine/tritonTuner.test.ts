@@ -84,6 +84,22 @@ describe('joint moves and hardware-informed starts (Triton matmul from 16x16x16 
     expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.9);
   });
 
+  it('without a knowledge base, its drafts give each warp about 2048 output elements and three stages, whatever the original launch gave', async () => {
+    // the H200 grid of part i25 (36 points, 20% of them: 7 evaluations); the original launch is one warp on 16x16
+    const i25 = { BLOCK_M: [64, 128, 256], BLOCK_N: [64, 128, 256], BLOCK_K: [64], num_warps: [4, 8], num_stages: [3, 4] };
+    const small = gridBest(i25, matmulTime, base, outOfSharedMemory);
+    const budget = Math.floor(0.2 * small.points);
+    const { summary, run, evaluator } = await tuneMatmul(budget, { knowledge: false });
+    const drafts = run.candidates.filter((c) => c.mode === 'draft').map((c) => evaluator.jobs.find((j) => j.id === c.id)!.values);
+    expect(drafts.length).toBeGreaterThan(0);
+    for (const v of drafts) {
+      expect(v.num_warps).toBe(Math.min(16, Math.max(1, (v.BLOCK_M * v.BLOCK_N) / 2048)));
+      expect(v.num_stages).toBe(3); // the original's one stage leaves the loop over K without a pipeline
+    }
+    expect(evaluator.jobs.length - 1).toBeLessThanOrEqual(budget);
+    expect(summary.best!.speedup / small.best).toBeGreaterThanOrEqual(0.9);
+  });
+
   it('tries no configuration again that needs at least the shared memory of one that ran out', async () => {
     const { evaluator } = await tuneMatmul(40, { hardware: 'nvidia-h200' });
     const failures = evaluator.jobs.filter((j) => j.status !== 'ok');
