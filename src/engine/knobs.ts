@@ -42,6 +42,9 @@ export interface Knob {
   kernels?: string[];
   /** The kernels' meta-parameter the knob is passed as (`BLOCK_SIZE=block`: BLOCK_SIZE). */
   param?: string;
+  /** A block the kernel takes a `tl.arange` of: it sizes what one program's threads share (a block of rows
+   *  that a program walks in a loop does not). */
+  lanes?: boolean;
   /** False for knobs the tuner leaves alone (a covering block: larger only wastes lanes). */
   searched?: boolean;
 }
@@ -213,6 +216,7 @@ class PythonKnobs {
     const k = this.c.knobs.find((x) => x.spans.some((s) => s[0] === at));
     if (k && kernels.length) k.kernels = [...new Set([...(k.kernels ?? []), ...kernels])];
     if (k && !k.insert) k.param ??= param;
+    if (k && k.role === 'block' && kernels.length) k.lanes ||= kernelUse(this.src, this.masked, kernels, param).arange;
   }
 
   launches(): void {

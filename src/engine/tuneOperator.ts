@@ -309,8 +309,11 @@ export class TuneOperator implements Operator {
         const idx = Math.round(q * (k.domain.length - 1));
         move[k.name] = idx - position(k, current[k.name]);
       }
-      // the blocks' mean step, taken by the warps too as far as their domain goes
-      const step = Math.round(targets.reduce((a, k) => a + move[k.name], 0) / targets.length);
+      // the mean step of the blocks the threads share (those the kernel takes an arange of, or whose use is not
+      // known), taken by the warps too as far as their domain goes: rows a program walks one after another ask
+      // nothing more of its warps
+      const shared = targets.filter((k) => k.lanes || k.param === undefined);
+      const step = shared.length ? Math.round(shared.reduce((a, k) => a + move[k.name], 0) / shared.length) : 0;
       for (const k of warps) {
         const at = position(k, current[k.name]);
         const to = Math.min(k.domain.length - 1, Math.max(0, at + step));
