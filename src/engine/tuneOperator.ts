@@ -290,12 +290,17 @@ export class TuneOperator implements Operator {
    */
   private probeMoves(set: KnobSet, current: KnobValues, kernelClass?: KernelClass): Move[] {
     let targets = set.knobs.filter((k) => k.role === 'block');
-    const warps = targets.length && (kernelClass === 'elementwise' || kernelClass === 'reduction')
-      ? set.knobs.filter((k) => k.role === 'warps') : [];
+    const memoryBound = kernelClass === 'elementwise' || kernelClass === 'reduction';
+    // a memory-bound kernel whose every searched block is a block of rows walked in a loop (its threads share a
+    // block the code computes, to cover a row): the warps are what its threads share, so they are probed; the
+    // rows are refined later
+    const rowsOnly = memoryBound && targets.length > 0 && targets.every((k) => k.param !== undefined && !k.lanes);
+    if (rowsOnly) targets = [];
+    const warps = targets.length && memoryBound ? set.knobs.filter((k) => k.role === 'warps') : [];
     const tile = kernelClass === 'matmul' ? outputTile(targets) : undefined;
     const tileWarps = tile ? set.knobs.filter((k) => k.role === 'warps') : [];
     const tileStages = tile ? set.knobs.filter((k) => k.role === 'stages') : [];
-    if (!targets.length) targets = set.knobs.filter((k) => k.role === 'generic' && k.domain.length > 4);
+    if (!targets.length && !rowsOnly) targets = set.knobs.filter((k) => k.role === 'generic' && k.domain.length > 4);
     if (!targets.length) targets = set.knobs.filter((k) => k.role === 'warps');
     if (!targets.length) return [];
     let quantiles = [0.5, 0.3, 0.7, 0.15, 0.85].slice(0, this.probes);
