@@ -33,6 +33,14 @@ UNSLOTH_FILES=(
   LICENSE
 )
 
+# Stanford CS336 (spring 2025), lecture 6: a GELU launched with a literal block and a row softmax whose block is
+# the row, both on Triton's default warps. Held out: no rule of the tuner was written after a grid of these.
+CS336_REPO=stanford-cs336/spring2025-lectures
+CS336_COMMIT=bbdbc9c511c11310efc2f9600f4f6e5dcf1c9066
+CS336_FILES=(
+  lecture_06.py
+)
+
 # A git directory holding COMMIT of REPO: the local mirror, or a bare repository under $DEST/.git-cache
 # filled by one shallow fetch from GitHub.
 git_dir() {
@@ -107,6 +115,34 @@ with open(path, "w", encoding="utf-8") as f:
 os.remove(os.path.join(folder, "utils.py"))
 PY
 
+extract "$CS336_REPO" "$CS336_COMMIT" cs336 "${CS336_FILES[@]}"
+# lecture_06.py is a lecture (it imports the course's page-rendering helpers and runs benchmarks); its Triton
+# kernels and their launchers are cut out by the syntax tree, as published, into a module of their own.
+python3 - "$DEST/cs336" <<'PY'
+import ast, os, sys
+folder = sys.argv[1]
+path = os.path.join(folder, "lecture_06.py")
+text = open(path, encoding="utf-8").read()
+lines = text.splitlines()
+wanted = ["triton_gelu", "triton_gelu_kernel", "triton_softmax", "triton_softmax_kernel"]
+found = {n.name: n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name in wanted}
+missing = [w for w in wanted if w not in found]
+if missing:
+    sys.exit(f"{path}: no function {', '.join(missing)}; update scripts/external-kernels.sh.")
+parts = []
+for name in wanted:
+    fn = found[name]
+    start = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
+    parts.append("\n".join(lines[start - 1:fn.end_lineno]))
+out = ("# triton_gelu and triton_softmax with their kernels, as published in stanford-cs336/spring2025-lectures\n"
+       "# lecture_06.py (cut out by scripts/external-kernels.sh)\nimport torch\nimport triton\nimport triton.language as tl\n\n\n"
+       + "\n\n\n".join(parts) + "\n")
+ast.parse(out)
+with open(os.path.join(folder, "cs336_kernels.py"), "w", encoding="utf-8") as f:
+    f.write(out)
+os.remove(path)
+PY
+
 # packaging (Version) is imported by liger_kernel.ops.utils; a bare GPU box may lack it. This stand-in is found
 # only when the real one is missing (the specs put $DEST/fallback last on sys.path).
 mkdir -p "$DEST/fallback/packaging"
@@ -137,4 +173,4 @@ PY
 for f in "$DEST"/Liger-Kernel/src/liger_kernel/ops/*.py "$DEST"/unsloth/unsloth/kernels/*.py; do
   python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f"
 done
-echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}"
+echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}"

@@ -3,7 +3,7 @@
 // meta-parameters passed at a launch site (`kernel[grid](..., BLOCK_M=64, num_warps=4)`), the values of
 // `@triton.autotune` configs, and module-level BLOCK-like constants.
 import { listFunctions } from './splice';
-import { gridSpans, kernelUse, type Assignment, keywordArguments, lastAssignment, launchedKernels, launchSites, matchBracket, wordOffsets } from './tritonLaunch';
+import { gridSpans, kernelUse, type Assignment, keywordArguments, lastAssignment, launchedKernels, launchSites, matchBracket, openingBracket, wordOffsets } from './tritonLaunch';
 import { languageOf, maskNonCode, pythonNonCode, type SourceLanguage } from './sourceText';
 
 // Detection finds functions with tree-sitter, whose grammars load asynchronously: a caller outside a run (the
@@ -167,6 +167,8 @@ function detectClike(src: string): KnobSet {
 }
 
 const TRITON_META = /^(num_warps|num_stages)$|^[A-Z][A-Z0-9_]*$/;
+/** The warps Triton launches a kernel with when the launch does not say (NVIDIA and AMD alike). */
+const TRITON_DEFAULT_WARPS = 4;
 const INT = /^\d+$/;
 
 /** Domains of knobs computed by the code: no current literal to keep, so the role's full range. */
@@ -213,7 +215,9 @@ class PythonKnobs {
 
   /** Records that the knob with a span at `at` is used where `kernels` are launched. */
   private tag(at: number, kernels: string[], param: string): void {
-    const k = this.c.knobs.find((x) => x.spans.some((s) => s[0] === at));
+    // launch options inserted at one place share the span's start: the option of that name
+    const atSpan = this.c.knobs.filter((x) => x.spans.some((s) => s[0] === at));
+    const k = atSpan.find((x) => x.insert === param) ?? atSpan.find((x) => !x.insert) ?? atSpan[0];
     if (k && kernels.length) k.kernels = [...new Set([...(k.kernels ?? []), ...kernels])];
     if (k && !k.insert) k.param ??= param;
     if (k && k.role === 'block' && kernels.length) k.lanes ||= kernelUse(this.src, this.masked, kernels, param).arange;
@@ -282,9 +286,19 @@ class PythonKnobs {
       const names = site.keywords.map((k) => k.name);
       const last = site.keywords[site.keywords.length - 1];
       if (anyLoop === false) anyLoop = kernels.length > 0 && kernelUse(src, masked, kernels, '__none__').loops;
-      if (anyLoop && last && !names.includes('num_stages')) {
+      // an autotuned kernel takes its launch options from its configs: a launch option added at the call conflicts
+      const options = kernels.length > 0 && !kernels.some((k) => this.launchOptionsFromDecorators(k));
+      if (options && anyLoop && last && !names.includes('num_stages')) {
         this.computed('num_stages', 'triton-launch-option', '', [[last.end, last.end]], { role: 'stages', insert: 'num_stages', scope: site.launcher?.name });
         tagged.push([last.end, 'num_stages']);
+      }
+      // a launch that leaves num_warps to Triton still has its warps to tune: its value is Triton's default, 4
+      // (written only when the search moves it)
+      if (options && last && !names.includes('num_warps')) {
+        this.computed('num_warps', 'triton-launch-option', '', [[last.end, last.end]], { role: 'warps', insert: 'num_warps', scope: site.launcher?.name });
+        const k = c.knobs.find((x) => x.insert === 'num_warps' && x.spans.some((sp) => sp[0] === last.end))!;
+        k.value = TRITON_DEFAULT_WARPS;
+        tagged.push([last.end, 'num_warps']);
       }
       // local literals a launch uses through its grid or a kwargs dict (BLOCK_ROW = 16; kernel_args["BLOCK_ROW"] = BLOCK_ROW)
       if (site.launcher) {
@@ -316,6 +330,36 @@ class PythonKnobs {
       if (!k.param || !kernelUse(this.src, this.masked, k.kernels, k.param).arange) continue;
       const values = powersOfTwo(Math.min(16, k.value || 16), Math.max(8192, 4 * k.value));
       k.domain = k.value ? withValue(values, k.value) : values;
+    }
+  }
+
+  /**
+   * Whether the decorators of `kernel` (@triton.autotune, or @triton.heuristics naming num_warps / num_stages) set
+   * its launch options: a launch that adds one of its own fails ("Conflicting meta-parameters").
+   */
+  launchOptionsFromDecorators(kernel: string): boolean {
+    const { src, masked } = this;
+    const def = new RegExp(String.raw`^[ \t]*def\s+${kernel}\s*\(`, 'm').exec(masked);
+    if (!def) return false;
+    // walk up over the decorators written right above the def (each may span lines: configs, dicts)
+    let end = def.index;
+    for (;;) {
+      const before = masked.slice(0, end).replace(/\s+$/, '');
+      if (!before.endsWith(')') && !/@[\w.]+$/.test(before)) return false;
+      let start: number;
+      if (before.endsWith(')')) {
+        const open = openingBracket(masked, before.length - 1);
+        if (open < 0) return false;
+        const name = /@([\w.]+)\s*$/.exec(masked.slice(0, open));
+        if (!name) return false;
+        start = open - name[0].length;
+        const text = src.slice(start, before.length);
+        if (/autotune$/.test(name[1]) || (/heuristics$/.test(name[1]) && /['"]num_(?:warps|stages)['"]/.test(text))) return true;
+      } else {
+        start = before.lastIndexOf('@');
+        if (/autotune$/.test(before.slice(start + 1))) return true;
+      }
+      end = start;
     }
   }
 
@@ -476,7 +520,9 @@ export type KnobValues = Record<string, number>;
  */
 export function searchableKnobs(set: KnobSet, kernel: string): KnobSet {
   let knobs = set.knobs.filter((k) => k.searched !== false);
-  if (knobs.some((k) => k.kernels?.includes(kernel))) knobs = knobs.filter((k) => !k.kernels || k.kernels.includes(kernel));
+  // decided on every knob: where the spec's kernel has only knobs the search leaves alone, another kernel's are
+  // not its to move
+  if (set.knobs.some((k) => k.kernels?.includes(kernel))) knobs = knobs.filter((k) => !k.kernels || k.kernels.includes(kernel));
   return { ...set, knobs };
 }
 

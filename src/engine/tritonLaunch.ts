@@ -36,6 +36,16 @@ export function matchBracket(text: string, open: number): number {
   return -1;
 }
 
+/** The opening bracket of the closing one at `close`, or -1. */
+export function openingBracket(text: string, close: number): number {
+  let depth = 0;
+  for (let k = close; k >= 0; k--) {
+    if (')]}'.includes(text[k])) depth++;
+    else if ('([{'.includes(text[k]) && --depth === 0) return k;
+  }
+  return -1;
+}
+
 /** Top-level `NAME=<expr>` arguments inside the brackets [open, close] (positional and `**` ones skipped). */
 export function keywordArguments(text: string, open: number, close: number): KeywordArg[] {
   const out: KeywordArg[] = [];

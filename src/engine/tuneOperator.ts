@@ -168,6 +168,9 @@ export class TuneOperator implements Operator {
       if (regions.some((r) => r.excludes(values))) continue;
       const source = applyKnobs(base.source, full, values);
       if (source === base.source || ctx.seen.has(sourceHash(source, this.lang))) continue;
+      // the same setting written another way (a launch option back at the default the original left to Triton)
+      if (ctx.candidates.some((c) => c.operator === this.name && sameValues(this.valuesOf(c), values))) continue;
+      if (sameValues(knobValues(this.knobsOf(ctx.baselineSource)), values)) continue;
       const changed = Object.keys(values).filter((k) => values[k] !== current[k]);
       return {
         source,
@@ -493,4 +496,10 @@ function jointMoves(knobs: readonly Knob[]): Move[] {
   }
   if (stages.length) out.push({ ...of(warps, 1), ...of(stages, 1) }, { ...of(warps, -1), ...of(stages, 1) });
   return out.filter((m) => Object.keys(m).length > 1);
+}
+
+/** Whether two settings give every knob either names the same value. */
+function sameValues(a: KnobValues, b: KnobValues): boolean {
+  const names = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...names].every((k) => a[k] === b[k]);
 }

@@ -2,16 +2,21 @@
 // read them, on this machine without a GPU: the sources are fetched by scripts/external-kernels.sh (a local
 // mirror folder when KERNELEVOLVE_MIRRORS names one, else GitHub), the header resolves, the launcher each spec
 // calls exists in the source, the harness's static check accepts the source against itself, and the shapes
-// are plain data with odd sizes among them.
+// are plain data with odd sizes among them. The held-out kernels (scripts/heldout-kernels/*/spec.py, the tuner's
+// grids on kernels no rule of it was written after) are read the same way, with the knobs the search moves.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { detectKnobs, searchableKnobs } from '../../src/engine/knobs';
 import { loadSpec } from '../../src/engine/spec';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SPECS_DIR = path.join(ROOT, 'scripts/public-kernels');
-const specs = fs.readdirSync(SPECS_DIR).filter((d) => fs.existsSync(path.join(SPECS_DIR, d, 'spec.py'))).sort();
+const HELDOUT_DIR = path.join(ROOT, 'scripts/heldout-kernels');
+const specsIn = (dir: string) => fs.readdirSync(dir).filter((d) => fs.existsSync(path.join(dir, d, 'spec.py'))).sort();
+const specs = specsIn(SPECS_DIR);
+const heldout = specsIn(HELDOUT_DIR);
 
 /** What Python's own parser and the harness say about one spec and its source. */
 function pythonFacts(specPath: string): {
@@ -47,9 +52,9 @@ print(json.dumps({"header": {"backend": h.backend, "source": h.source, "kernel":
 describe('public Triton kernels (specs outside the repository)', () => {
   beforeAll(() => {
     // the sources are fetched once; the script is idempotent and pinned, so a present copy is the same files
-    const missing = specs.some((d) => {
-      const text = fs.readFileSync(path.join(SPECS_DIR, d, 'spec.py'), 'utf8');
-      return !fs.existsSync(path.resolve(SPECS_DIR, d, /^SOURCE\s*=\s*"(.+)"/m.exec(text)![1]));
+    const missing = [...specs.map((d) => path.join(SPECS_DIR, d)), ...heldout.map((d) => path.join(HELDOUT_DIR, d))].some((folder) => {
+      const text = fs.readFileSync(path.join(folder, 'spec.py'), 'utf8');
+      return !fs.existsSync(path.resolve(folder, /^SOURCE\s*=\s*"(.+)"/m.exec(text)![1]));
     });
     if (missing) execFileSync('bash', [path.join(ROOT, 'scripts/external-kernels.sh')], { stdio: 'inherit' });
   }, 180_000);
@@ -59,9 +64,9 @@ describe('public Triton kernels (specs outside the repository)', () => {
     expect(new Set(specs.map((s) => s.split('_')[0])).size).toBeGreaterThanOrEqual(2);
   });
 
-  for (const name of specs) {
+  for (const [dir, name] of [...specs.map((n) => [SPECS_DIR, n]), ...heldout.map((n) => [HELDOUT_DIR, n])]) {
     it(`${name}: the spec reads, its launcher exists and the source passes the static check`, async () => {
-      const specPath = path.join(SPECS_DIR, name, 'spec.py');
+      const specPath = path.join(dir, name, 'spec.py');
       const spec = await loadSpec(specPath);
       expect(spec.backend).toBe('triton');
       expect(spec.sourcePath.startsWith(path.join(ROOT, '.external') + path.sep)).toBe(true);
@@ -77,9 +82,21 @@ describe('public Triton kernels (specs outside the repository)', () => {
       expect(facts.shapes.length).toBeGreaterThanOrEqual(3);
       const odd = facts.shapes.some((s) => Object.values(s).some((v) => typeof v === 'number' && (v & (v - 1)) !== 0));
       expect(odd).toBe(true);
+      if (dir === HELDOUT_DIR) return;
       // the launch parameters are computed in the source, which is what these kernels are here to exercise
       const source = fs.readFileSync(spec.sourcePath, 'utf8');
       expect(source).toMatch(/BLOCK_SIZE\s*,\s*num_warps\s*=\s*calculate_settings\(/);
     });
   }
+
+  it("the held-out kernels' searched knobs: the GELU's literal block and its warps, the softmax's warps alone", async () => {
+    const searched = async (name: string) => {
+      const spec = await loadSpec(path.join(HELDOUT_DIR, name, 'spec.py'));
+      const set = searchableKnobs(detectKnobs(fs.readFileSync(spec.sourcePath, 'utf8'), spec.sourcePath), spec.kernel);
+      return set.knobs.map((k) => `${k.name}=${k.value}`).sort();
+    };
+    // both launches leave num_warps to Triton (its default, 4); the softmax's block is the row, left alone
+    expect(await searched('cs336_gelu')).toEqual(['block_size=1024', 'num_warps=4']);
+    expect(await searched('cs336_softmax')).toEqual([expect.stringMatching(/^num_warps@\d+=4$/)]);
+  });
 });

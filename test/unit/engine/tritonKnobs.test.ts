@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyKnobs, detectKnobs, type Knob } from '../../../src/engine/knobs';
+import { applyKnobs, detectKnobs, type Knob, searchableKnobs } from '../../../src/engine/knobs';
 import { PLAIN_PYTHON } from './pythonLaunches';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, 'fixtures', name), 'utf8');
@@ -81,7 +81,7 @@ describe('launch parameters computed by the launcher', () => {
     expect(out).toContain('_row_sum_kernel[(n_rows,)](x, out, n_cols, BLOCK=256, num_warps=4, num_stages=3)');
     expect(pythonSyntaxError(out)).toBeUndefined();
     // the kernels without loops get no stages knob
-    expect(set.knobs.filter((k) => k.insert).length).toBe(1);
+    expect(set.knobs.filter((k) => k.insert === 'num_stages').length).toBe(1);
   });
 
   it('a local literal passed through a kwargs dict and the grid is a block knob by its use (an arange of it)', () => {
@@ -136,5 +136,54 @@ describe('autotune lists built in code, and heuristics', () => {
 
   it('a launch through an autotuned kernel with a meta grid adds no launch knobs', () => {
     expect(set.knobs.filter((k) => k.kind === 'triton-computed' || k.kind === 'triton-launch')).toEqual([]);
+  });
+});
+
+describe('launch options a launch leaves to Triton', () => {
+  // As lecture code writes them: a literal block and Triton's default warps; a row kernel whose block is the row.
+  const src = [
+    'import torch', 'import triton', 'import triton.language as tl', '',
+    'def gelu(x):', '    y = torch.empty_like(x)', '    n = x.numel()', '    block_size = 1024',
+    '    gelu_kernel[(triton.cdiv(n, block_size),)](x, y, n, BLOCK_SIZE=block_size)', '    return y', '',
+    '@triton.jit', 'def gelu_kernel(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):',
+    '    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)',
+    '    x = tl.load(x_ptr + offs, mask=offs < n)', '    tl.store(y_ptr + offs, x * tl.sigmoid(1.702 * x), mask=offs < n)', '',
+    'def softmax(x):', '    y = torch.empty_like(x)', '    M, N = x.shape', '    block_size = triton.next_power_of_2(N)',
+    '    softmax_kernel[(M,)](', '        x_ptr=x, y_ptr=y, stride=x.stride(0),', '        n_cols=N, BLOCK_SIZE=block_size', '    )', '    return y', '',
+    '@triton.jit', 'def softmax_kernel(x_ptr, y_ptr, stride, n_cols, BLOCK_SIZE: tl.constexpr):',
+    '    cols = tl.arange(0, BLOCK_SIZE)',
+    '    row = tl.load(x_ptr + tl.program_id(0) * stride + cols, mask=cols < n_cols, other=-float("inf"))',
+    '    e = tl.exp(row - tl.max(row, axis=0))',
+    '    tl.store(y_ptr + tl.program_id(0) * stride + cols, e / tl.sum(e, axis=0), mask=cols < n_cols)', '',
+  ].join('\n');
+  const set = detectKnobs(src, 'k.py');
+
+  it('a launch without num_warps gets it as a knob of that launch, written only when the search moves it', () => {
+    const gelu = searchableKnobs(set, 'gelu_kernel').knobs;
+    expect(gelu.map((k) => k.name).sort()).toEqual(['block_size', 'num_warps']);
+    // its value is what Triton launches with when the launch does not say
+    expect(find(gelu, 'num_warps')).toMatchObject({ kind: 'triton-launch-option', role: 'warps', value: 4, insert: 'num_warps', kernels: ['gelu_kernel'] });
+    const out = applyKnobs(src, set, { block_size: 2048, num_warps: 8 });
+    expect(out).toContain('    block_size = 2048\n');
+    expect(out).toContain('(x, y, n, BLOCK_SIZE=block_size, num_warps=8)');
+    expect(pythonSyntaxError(out)).toBeUndefined();
+    expect(applyKnobs(src, set, { num_warps: 4 })).toBe(src);
+  });
+
+  it("the row kernel's search moves its own warps, not the other launcher's block", () => {
+    // its block covers the row (left alone); before, the search fell back to every knob of the file: gelu's block
+    const softmax = searchableKnobs(set, 'softmax_kernel').knobs;
+    expect(softmax.map((k) => [k.name, k.kernels])).toEqual([['num_warps@24', ['softmax_kernel']]]);
+    const out = applyKnobs(src, set, { 'num_warps@24': 16 });
+    expect(out).toContain('        n_cols=N, BLOCK_SIZE=block_size, num_warps=16\n    )');
+    expect(pythonSyntaxError(out)).toBeUndefined();
+  });
+
+  it('an autotuned kernel gets no launch option at its launch (its configs set them)', () => {
+    const tuned = src.replace("@triton.jit\ndef gelu_kernel", "@triton.autotune(configs=[triton.Config({}, num_warps=4)], key=['n'])\n@triton.jit\ndef gelu_kernel")
+      .replace("@triton.jit\ndef softmax_kernel", "@triton.heuristics({'num_warps': lambda a: 8})\n@triton.jit\ndef softmax_kernel");
+    const knobs = detectKnobs(tuned, 'k.py').knobs;
+    expect(knobs.filter((k) => k.insert)).toEqual([]);
+    expect(knobs.map((k) => k.name)).toContain('cfg0.num_warps');
   });
 });
