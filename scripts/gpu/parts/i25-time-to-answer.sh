@@ -9,12 +9,13 @@
 #           Goal: each within 60 s; a run still going at EVOLVE_TIMEOUT (90 s) is stopped and says so.
 #           EVOLVE_SPECS names other specs (default: every scripts/public-kernels/*/spec.py).
 #  pershape for two public kernels whose launch parameters the code computes (PERSHAPE_SPECS: Liger RMSNorm and
-#           Liger softmax), the tuner (budget 20, without the knowledge base's starts) against an exhaustive sweep of
+#           Liger softmax; the held-out scripts/heldout-kernels/cs336_softmax/spec.py on request), the tuner (budget 20, without the knowledge base's starts) against an exhaustive sweep of
 #           the launch parameters it searches, judged in the same call: each shape's best launch, the reachable
 #           per-shape speedup (their geometric mean) and the tuner's share of that gain, (tuner-1)/(reachable-1).
 #           Goal: >= 90%. The per-shape bests are the top of many noisy figures (they read high): a lower bound.
 #  grid     the tuner against the uniform grid on a matmul launched with 16x16x16 tiles, the softmax example and a
-#           quick GELU launched with 128-element blocks (part i16-tuner's grids), budget 20% of the grid's points,
+#           quick GELU launched with 128-element blocks (part i16-tuner's grids), and on request (GRID_KERNELS) a
+#           held-out public GELU (scripts/heldout-kernels/cs336_gelu), budget 20% of the grid's points,
 #           without the knowledge base's starts: the Hopper starts are earlier H200 grids' winners (a start copied
 #           from the answer proves nothing). Goal: >= 98% of the grid's best.
 # The bench says where the kernel as written, or a tuner's start, is the grid's best ("AS WRITTEN = GRID BEST",
@@ -181,7 +182,11 @@ if has grid; then
         --axis row_block=1,2,4,8 --axis num_warps=1,2,4,8,16 --axis num_stages=1,3 ;;
       quick_gelu) bench grid quick_gelu "${GELU_TIMEOUT:-70}" scripts/gpu/tuner-kernels/quick_gelu/spec.py --budget-fraction 0.2 \
         --axis BLOCK=256,512,1024,2048,4096,8192 --axis num_warps=1,2,4,8 ;;
-      *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu)" ;;
+      # held out: a public GELU (CS336 lecture 6, a literal 1024-element block on Triton's default 4 warps) that no
+      # rule of the tuner was written after
+      cs336_gelu) bench grid cs336_gelu "${GELU_TIMEOUT:-70}" scripts/heldout-kernels/cs336_gelu/spec.py --budget-fraction 0.2 \
+        --axis block_size=256,512,1024,2048,4096,8192 --axis num_warps=1,2,4,8,16 ;;
+      *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu, cs336_gelu)" ;;
     esac
   done
 fi
