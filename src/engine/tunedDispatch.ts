@@ -99,11 +99,20 @@ export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchE
     if (byShape) {
       const variables = shapeVariables(masked, fn, first);
       keyNames = variables.filter((v) => entries.every((e) => !e.shape || shapeKeyFor(v, e.shape) !== undefined));
+      let keyOf = (v: string, shape: Record<string, unknown>) => shapeKeyFor(v, shape)!;
+      // no name in common (`M, N = x.shape` against a spec's rows and cols): as many shape variables as the spec's
+      // shapes have numbers, taken in order (the table is judged on every shape like any candidate)
+      const numeric = (shape: Record<string, unknown>) => Object.keys(shape).filter((k) => typeof shape[k] === 'number');
+      const shaped = entries.filter((e) => e.shape).map((e) => numeric(e.shape!));
+      if (!keyNames.length && variables.length && shaped.every((keys) => keys.join() === shaped[0].join() && keys.length === variables.length)) {
+        keyNames = variables;
+        keyOf = (v, shape) => numeric(shape)[variables.indexOf(v)];
+      }
       if (!keyNames.length) {
         unkeyed.push(`${launcher}() has no shape variable that matches the spec's shapes (${Object.keys(entries.find((e) => e.shape)!.shape!).join(', ')}); found ${variables.join(', ') || 'none'}`);
         continue;
       }
-      keys = entries.map((e) => (e.shape ? keyNames.map((v) => Number(e.shape![shapeKeyFor(v, e.shape!)!])) : undefined));
+      keys = entries.map((e) => (e.shape ? keyNames.map((v) => Number(e.shape![keyOf(v, e.shape!)])) : undefined));
     }
     const name = tableName(launcher, byShape, byDevice);
     const rows: DispatchTable['rows'] = [];

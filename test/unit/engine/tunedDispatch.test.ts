@@ -126,9 +126,32 @@ def backward(dy):
     expect(got.map((l) => [l.kernel, l.ROWS, l.grid])).toEqual([['fwd_kernel', 64, [64]], ['bwd_kernel', 64, [64]], ['fwd_kernel', 16, [7]]]);
   });
 
+  it('keys on the launcher\'s shape variables in order where no name matches the spec\'s (M, N against rows, cols)', () => {
+    // as lecture code writes a row softmax: its warps left to Triton, the launcher's own names for the shape
+    const lecture = [
+      'import triton', 'import triton.language as tl', '',
+      'def softmax(x):', '    y = x', '    M, N = x.shape', '    block_size = triton.next_power_of_2(N)',
+      '    softmax_kernel[(M,)](x, y, N, BLOCK_SIZE=block_size)', '    return y', '',
+      '@triton.jit', 'def softmax_kernel(x_ptr, y_ptr, n_cols, BLOCK_SIZE: tl.constexpr):',
+      '    cols = tl.arange(0, BLOCK_SIZE)', '    tl.store(y_ptr + cols, tl.load(x_ptr + cols, mask=cols < n_cols), mask=cols < n_cols)', '',
+    ].join('\n');
+    const r = writeDispatch(lecture, detectKnobs(lecture, 'k.py'), [
+      { shape: { rows: 16384, cols: 257 }, values: { num_warps: 1 } },
+      { shape: { rows: 1024, cols: 16384 }, values: { num_warps: 32 } },
+    ]);
+    if ('error' in r) throw new Error(r.error);
+    expect(r.tables[0].keyNames).toEqual(['M', 'N']);
+    const got = launches(r.source, `
+candidate.softmax(Tensor((16384, 257)))
+candidate.softmax(Tensor((1024, 16384)))
+candidate.softmax(Tensor((257, 16384)))`);
+    // listed shapes get their warps; a transposed one (the same numbers in the other order) keeps Triton's default
+    expect(got.map((l) => l.num_warps)).toEqual([1, 32, undefined]);
+  });
+
   it('says why when the spec\'s shapes do not match the launcher\'s variables, or a knob lives outside a launcher', () => {
-    const r = writeDispatch(src, set, [{ shape: { batch: 8, hidden: 4096 }, values: { num_warps: 8 } }]);
-    expect(r).toEqual({ error: expect.stringMatching(/scale_rows\(\) has no shape variable that matches the spec's shapes \(batch, hidden\); found n_rows, n_cols/) });
+    const r = writeDispatch(src, set, [{ shape: { batch: 8, heads: 32, hidden: 4096 }, values: { num_warps: 8 } }]);
+    expect(r).toEqual({ error: expect.stringMatching(/scale_rows\(\) has no shape variable that matches the spec's shapes \(batch, heads, hidden\); found n_rows, n_cols/) });
     const mod = 'import triton\nBLOCK_SIZE = 256\n\n@triton.jit\ndef k(x, BLOCK_SIZE: tl.constexpr):\n    pass\n\ndef run(x):\n    n = x.numel()\n    k[(triton.cdiv(n, BLOCK_SIZE),)](x, BLOCK_SIZE=BLOCK_SIZE)\n';
     const m = writeDispatch(mod, detectKnobs(mod, 'k.py'), [{ shape: { n: 10 }, values: { BLOCK_SIZE: 512 } }]);
     expect(m).toEqual({ error: 'BLOCK_SIZE is not set inside a launcher function, so it cannot be chosen per shape' });
