@@ -41,6 +41,15 @@ CS336_FILES=(
   lecture_06.py
 )
 
+# A matmul from a small public project (MIT): tiles as its launcher's defaults (128 x 128 x 32), handed to the
+# kernel by position, Triton's default warps and stages. Held out like the CS336 kernels.
+NEXXEX_REPO=Nexxex-Aditya/T.HRM_OPT_ADV
+NEXXEX_COMMIT=2513cd5f4186e2c8308da738d7f4b41e957bf215
+NEXXEX_FILES=(
+  kernels/kernels_t/matmul.py
+  LICENSE
+)
+
 # A git directory holding COMMIT of REPO: the local mirror, or a bare repository under $DEST/.git-cache
 # filled by one shallow fetch from GitHub.
 git_dir() {
@@ -143,6 +152,8 @@ with open(os.path.join(folder, "cs336_kernels.py"), "w", encoding="utf-8") as f:
 os.remove(path)
 PY
 
+extract "$NEXXEX_REPO" "$NEXXEX_COMMIT" nexxex "${NEXXEX_FILES[@]}"
+
 # packaging (Version) is imported by liger_kernel.ops.utils; a bare GPU box may lack it. This stand-in is found
 # only when the real one is missing (the specs put $DEST/fallback last on sys.path).
 mkdir -p "$DEST/fallback/packaging"
@@ -170,7 +181,7 @@ class Version:
     def __eq__(self, other): return self._cmp(other) == 0
 PY
 
-for f in "$DEST"/Liger-Kernel/src/liger_kernel/ops/*.py "$DEST"/unsloth/unsloth/kernels/*.py; do
+for f in "$DEST"/Liger-Kernel/src/liger_kernel/ops/*.py "$DEST"/unsloth/unsloth/kernels/*.py "$DEST"/cs336/*.py "$DEST"/nexxex/kernels/kernels_t/*.py; do
   python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f"
 done
-echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}"
+echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}, nexxex@${NEXXEX_COMMIT:0:10}"

@@ -3,7 +3,7 @@
 // meta-parameters passed at a launch site (`kernel[grid](..., BLOCK_M=64, num_warps=4)`), the values of
 // `@triton.autotune` configs, and module-level BLOCK-like constants.
 import { listFunctions } from './splice';
-import { gridSpans, kernelUse, type Assignment, keywordArguments, lastAssignment, launchedKernels, launchSites, matchBracket, openingBracket, wordOffsets } from './tritonLaunch';
+import { gridSpans, kernelUse, type Assignment, keywordArguments, lastAssignment, launchedKernels, launchSites, matchBracket, openingBracket, parameterDefault, positionalMetaArguments, wordOffsets, callArguments } from './tritonLaunch';
 import { languageOf, maskNonCode, pythonNonCode, type SourceLanguage } from './sourceText';
 
 // Detection finds functions with tree-sitter, whose grammars load asynchronously: a caller outside a run (the
@@ -231,7 +231,8 @@ class PythonKnobs {
       const grids = gridSpans(site, masked);
       const inGrid = (word: string) => grids.flatMap(([s, e]) => wordOffsets(masked, word, s, e)).map((at) => [at, at + word.length] as [number, number]);
       let anyLoop = false;
-      for (const kw of site.keywords) {
+      const keywords = [...positionalMetaArguments(src, masked, site, kernels), ...site.keywords];
+      for (const kw of keywords) {
         if (!TRITON_META.test(kw.name) || roleOf(kw.name) === 'generic') continue;
         const role = roleOf(kw.name);
         const use = kernelUse(src, masked, kernels, kw.name);
@@ -265,7 +266,8 @@ class PythonKnobs {
           // the name's value: assigned in the launcher above the launch, else a module-level constant
           const local = name ? lastAssignment(masked, name, from, site.at) : undefined;
           const global = name && !local ? moduleAssignment(masked, name, from) : undefined;
-          const a = local ?? global;
+          // or the default of the launcher's own parameter (`def matmul(a, b, BLOCK_M=128)`)
+          const a = local ?? global ?? (name ? parameterDefault(masked, site.launcher, name) : undefined);
           if (name && a && !a.tuple && INT.test(a.value)) {
             // BLOCK_SIZE=BLOCK where BLOCK = 512 above: the literal is the knob
             c.add(name, 'py-constant', Number(a.value), [a.start, a.end], role);
@@ -283,8 +285,10 @@ class PythonKnobs {
         }
       }
       // num_stages pipelines loads across loop iterations; a looping kernel launched without it gets it as a knob
-      const names = site.keywords.map((k) => k.name);
-      const last = site.keywords[site.keywords.length - 1];
+      const names = keywords.map((k) => k.name);
+      // launch options go after the call's last argument, positional or not
+      const args = callArguments(masked, site.call[0], site.call[1]);
+      const last = args[args.length - 1];
       if (anyLoop === false) anyLoop = kernels.length > 0 && kernelUse(src, masked, kernels, '__none__').loops;
       // an autotuned kernel takes its launch options from its configs: a launch option added at the call conflicts
       const options = kernels.length > 0 && !kernels.some((k) => this.launchOptionsFromDecorators(k));

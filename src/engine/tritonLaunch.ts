@@ -70,6 +70,65 @@ export function keywordArguments(text: string, open: number, close: number): Key
   return out;
 }
 
+/** Every top-level argument inside the brackets [open, close], positional or not, with its span. */
+export function callArguments(text: string, open: number, close: number): Array<{ value: string; start: number; end: number; keyword: boolean }> {
+  const out: Array<{ value: string; start: number; end: number; keyword: boolean }> = [];
+  let depth = 0;
+  let argStart = open + 1;
+  for (let k = open + 1; k <= close; k++) {
+    const ch = text[k];
+    if ('([{'.includes(ch)) depth++;
+    else if (')]}'.includes(ch) && k < close) depth--;
+    if ((ch === ',' && depth === 0) || k === close) {
+      const raw = text.slice(argStart, k);
+      const value = raw.trim();
+      if (value) {
+        const start = argStart + raw.indexOf(value);
+        out.push({ value, start, end: start + value.length, keyword: /^(?:[A-Za-z_]\w*\s*=(?!=)|\*)/.test(value) });
+      }
+      argStart = k + 1;
+    }
+  }
+  return out;
+}
+
+/**
+ * Meta-parameters passed by position (`kernel[grid](a, b, c, BLOCK_M, BLOCK_N)`): each positional argument in the
+ * place of a `tl.constexpr` parameter of the launched kernel, as if written `BLOCK_M=BLOCK_M`.
+ */
+export function positionalMetaArguments(src: string, masked: string, site: LaunchSite, kernels: string[]): KeywordArg[] {
+  const fn = listFunctions(src, 'python').find((f) => f.name === kernels[0]);
+  if (!fn) return [];
+  const def = new RegExp(String.raw`\bdef\s+${kernels[0]}\s*\(`).exec(masked.slice(fn.start, fn.end));
+  if (!def) return [];
+  const open = fn.start + def.index + def[0].length - 1;
+  const params = callArguments(masked, open, matchBracket(masked, open)).map((p) => p.value);
+  const args = callArguments(masked, site.call[0], site.call[1]);
+  const out: KeywordArg[] = [];
+  for (const [i, a] of args.entries()) {
+    if (a.keyword) break;
+    const param = /^([A-Za-z_]\w*)\s*:\s*(?:tl\.|triton\.language\.)?constexpr\b/.exec(params[i] ?? '');
+    if (param) out.push({ name: param[1], value: a.value, start: a.start, end: a.end });
+  }
+  return out;
+}
+
+/** The default of the launcher's own parameter `name` (`def matmul(a, b, BLOCK_M=128)`), when an integer. */
+export function parameterDefault(masked: string, launcher: FunctionSpan | undefined, name: string): Assignment | undefined {
+  if (!launcher) return undefined;
+  const def = /\bdef\s+[A-Za-z_]\w*\s*\(/.exec(masked.slice(launcher.start, launcher.end));
+  if (!def) return undefined;
+  const open = launcher.start + def.index + def[0].length - 1;
+  for (const p of callArguments(masked, open, matchBracket(masked, open))) {
+    const m = new RegExp(String.raw`^${name}\s*(?::[^=]*)?=\s*(\d+)$`).exec(p.value);
+    if (m) {
+      const start = p.start + p.value.length - m[1].length;
+      return { start, end: start + m[1].length, value: m[1], statement: `def ${launcher.name}(..., ${p.value}, ...)`, tuple: false };
+    }
+  }
+  return undefined;
+}
+
 /** Every `name[grid](...)` call in the masked text. */
 export function launchSites(src: string, masked: string): LaunchSite[] {
   const functions = listFunctions(src, 'python');

@@ -15,7 +15,8 @@
 #           Goal: >= 90%. The per-shape bests are the top of many noisy figures (they read high): a lower bound.
 #  grid     the tuner against the uniform grid on a matmul launched with 16x16x16 tiles, the softmax example and a
 #           quick GELU launched with 128-element blocks (part i16-tuner's grids), and on request (GRID_KERNELS) a
-#           held-out public GELU (scripts/heldout-kernels/cs336_gelu), budget 20% of the grid's points,
+#           held-out public GELU and matmul (scripts/heldout-kernels: cs336_gelu, nexxex_matmul), budget 20% of the
+#           grid's points,
 #           without the knowledge base's starts: the Hopper starts are earlier H200 grids' winners (a start copied
 #           from the answer proves nothing). Goal: >= 98% of the grid's best.
 # The bench says where the kernel as written, or a tuner's start, is the grid's best ("AS WRITTEN = GRID BEST",
@@ -186,7 +187,10 @@ if has grid; then
       # rule of the tuner was written after
       cs336_gelu) bench grid cs336_gelu "${GELU_TIMEOUT:-70}" scripts/heldout-kernels/cs336_gelu/spec.py --budget-fraction 0.2 \
         --axis block_size=256,512,1024,2048,4096,8192 --axis num_warps=1,2,4,8,16 ;;
-      *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu, cs336_gelu)" ;;
+      # held out: a public matmul (tiles 128 x 128 x 32 from its launcher's defaults, Triton's default warps and stages)
+      nexxex_matmul) bench grid nexxex_matmul "${GRID_TIMEOUT:-100}" scripts/heldout-kernels/nexxex_matmul/spec.py --budget-fraction 0.2 \
+        --axis BLOCK_M=64,128,256 --axis BLOCK_N=64,128,256 --axis BLOCK_K=32,64 --axis num_warps=4,8 --axis num_stages=3,4 ;;
+      *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu, cs336_gelu, nexxex_matmul)" ;;
     esac
   done
 fi

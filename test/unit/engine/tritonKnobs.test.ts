@@ -187,3 +187,28 @@ describe('launch options a launch leaves to Triton', () => {
     expect(knobs.map((k) => k.name)).toContain('cfg0.num_warps');
   });
 });
+
+describe('meta-parameters passed by position, from the launcher\'s own parameter defaults', () => {
+  // as a small project writes a matmul: tiles as the launcher's defaults, handed to the kernel by position
+  const src = [
+    'import torch', 'import triton', 'import triton.language as tl', '',
+    '@triton.jit', 'def mm_kernel(a, b, c, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):',
+    '    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)', '    for k in range(0, K, BLOCK_K):',
+    '        acc += tl.dot(tl.load(a + tl.arange(0, BLOCK_M)[:, None] + tl.arange(0, BLOCK_K)[None, :]), tl.load(b + tl.arange(0, BLOCK_K)[:, None] + tl.arange(0, BLOCK_N)[None, :]))',
+    '    tl.store(c + tl.arange(0, BLOCK_M)[:, None] + tl.arange(0, BLOCK_N)[None, :], acc)', '',
+    'def mm(A, B, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32):', '    M, K = A.shape', '    N = B.shape[1]', '    C = torch.empty((M, N))',
+    '    grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))',
+    '    mm_kernel[grid](', '        A, B, C, M, N, K,', '        BLOCK_M, BLOCK_N, BLOCK_K', '    )', '    return C', '',
+  ].join('\n');
+  const set = detectKnobs(src, 'k.py');
+
+  it('the defaults are the tiles; warps and stages the launch leaves to Triton are knobs added after the last argument', () => {
+    expect(set.knobs.map((k) => [k.name, k.kind, k.value])).toEqual([
+      ['BLOCK_M', 'py-constant', 128], ['BLOCK_N', 'py-constant', 128], ['BLOCK_K', 'py-constant', 32],
+      ['num_warps', 'triton-launch-option', 4], ['num_stages', 'triton-launch-option', 0]]);
+    const out = applyKnobs(src, set, { BLOCK_M: 64, BLOCK_K: 64, num_warps: 8, num_stages: 3 });
+    expect(out).toContain('def mm(A, B, BLOCK_M=64, BLOCK_N=128, BLOCK_K=64):');
+    expect(out).toContain('        BLOCK_M, BLOCK_N, BLOCK_K, num_stages=3, num_warps=8\n    )');
+    expect(pythonSyntaxError(out)).toBeUndefined();
+  });
+});
