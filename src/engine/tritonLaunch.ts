@@ -49,23 +49,10 @@ export function openingBracket(text: string, close: number): number {
 /** Top-level `NAME=<expr>` arguments inside the brackets [open, close] (positional and `**` ones skipped). */
 export function keywordArguments(text: string, open: number, close: number): KeywordArg[] {
   const out: KeywordArg[] = [];
-  let depth = 0;
-  let argStart = open + 1;
-  for (let k = open + 1; k <= close; k++) {
-    const ch = text[k];
-    if ('([{'.includes(ch)) depth++;
-    else if (')]}'.includes(ch) && k < close) depth--;
-    if ((ch === ',' && depth === 0) || k === close) {
-      const arg = text.slice(argStart, k);
-      const m = /^(\s*)([A-Za-z_]\w*)(\s*=\s*)(?!=)/.exec(arg);
-      if (m) {
-        const valueStart = argStart + m[0].length;
-        const raw = text.slice(valueStart, k);
-        const value = raw.trimEnd();
-        if (value) out.push({ name: m[2], value, start: valueStart, end: valueStart + value.length });
-      }
-      argStart = k + 1;
-    }
+  for (const a of callArguments(text, open, close)) {
+    const m = /^([A-Za-z_]\w*)(\s*=\s*)(?!=)/.exec(a.value);
+    const value = m ? a.value.slice(m[0].length) : '';
+    if (m && value) out.push({ name: m[1], value, start: a.start + m[0].length, end: a.end });
   }
   return out;
 }
