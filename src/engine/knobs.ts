@@ -299,9 +299,7 @@ class PythonKnobs {
       // a launch that leaves num_warps to Triton still has its warps to tune: its value is Triton's default, 4
       // (written only when the search moves it)
       if (options && last && !names.includes('num_warps')) {
-        this.computed('num_warps', 'triton-launch-option', '', [[last.end, last.end]], { role: 'warps', insert: 'num_warps', scope: site.launcher?.name });
-        const k = c.knobs.find((x) => x.insert === 'num_warps' && x.spans.some((sp) => sp[0] === last.end))!;
-        k.value = TRITON_DEFAULT_WARPS;
+        this.computed('num_warps', 'triton-launch-option', '', [[last.end, last.end]], { role: 'warps', insert: 'num_warps', scope: site.launcher?.name, value: TRITON_DEFAULT_WARPS });
         tagged.push([last.end, 'num_warps']);
       }
       // local literals a launch uses through its grid or a kwargs dict (BLOCK_ROW = 16; kernel_args["BLOCK_ROW"] = BLOCK_ROW)

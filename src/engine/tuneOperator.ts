@@ -169,8 +169,7 @@ export class TuneOperator implements Operator {
       const source = applyKnobs(base.source, full, values);
       if (source === base.source || ctx.seen.has(sourceHash(source, this.lang))) continue;
       // the same setting written another way (a launch option back at the default the original left to Triton)
-      if (ctx.candidates.some((c) => c.operator === this.name && sameValues(this.valuesOf(c), values))) continue;
-      if (sameValues(knobValues(this.knobsOf(ctx.baselineSource)), values)) continue;
+      if (ctx.candidates.some((c) => this.tableable(c) && sameValues(this.valuesOf(c), values))) continue;
       const changed = Object.keys(values).filter((k) => values[k] !== current[k]);
       return {
         source,

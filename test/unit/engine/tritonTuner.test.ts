@@ -273,3 +273,29 @@ describe('a row reduction whose block of rows is a loop (the softmax example: on
     expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.98);
   });
 });
+
+describe('a launch that leaves its warps to Triton (a lecture GELU: a literal 1024-element block, no num_warps)', () => {
+  const gelu = [
+    'import torch', 'import triton', 'import triton.language as tl', '',
+    'def gelu(x):', '    y = torch.empty_like(x)', '    n = x.numel()', '    block_size = 1024',
+    '    gelu_kernel[(triton.cdiv(n, block_size),)](x, y, n, BLOCK_SIZE=block_size)', '    return y', '',
+    '@triton.jit', 'def gelu_kernel(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):',
+    '    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)',
+    '    x = tl.load(x_ptr + offs, mask=offs < n)', '    tl.store(y_ptr + offs, x * tl.sigmoid(1.702 * x), mask=offs < n)', '',
+  ].join('\n');
+  const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/gelu.py', kernel: 'gelu_kernel' };
+  // best at 2048 elements on 8 warps: from its first step (the original's block on 8 warps) the search steps the
+  // warps back, to the original setting written out (`num_warps=4`) unless it knows that setting is judged
+  const time = (v: KnobValues) => Math.exp(0.3 * (Math.log2(v.block_size) - 11) ** 2 + 0.5 * (Math.log2(v.num_warps) - 3) ** 2);
+
+  it('searches the warps as well as the block, and judges no setting twice however it is written', async () => {
+    const evaluator = new TritonLandscapeEvaluator(gelu, [{ shape: { n: 16777216 }, time }], () => undefined, 'nvidia-h200');
+    const run = new EvolutionRun({ runId: 'w', runDir: '/tmp/none', spec, baselineSource: gelu, operators: [new TuneOperator({ fileName: 'gelu.py', knowledgeDir: null })],
+      evaluator, policy: new GreedyPolicy(), limits: { budget: 8 }, confirmTop: 0 });
+    const summary = await run.run();
+    const settings = evaluator.jobs.map((j) => `${j.values.block_size}/${j.values.num_warps}`);
+    expect(new Set(settings).size).toBe(settings.length);
+    expect(evaluator.jobs.some((j) => j.values.num_warps !== 4)).toBe(true);
+    expect(summary.best!.speedup).toBeGreaterThan(1);
+  });
+});
