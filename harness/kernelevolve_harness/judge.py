@@ -320,6 +320,9 @@ class Judge:
             self._expect("precompile_loaded", "load")  # stage's, as they were
             done, _ = self._expect("precompiled", "correctness")
             self.stages["precompile_s"] = float(done.get("seconds") or 0.0)
+            if done.get("compiled_ahead"):  # backends/triton_ahead.py: kernels compiled side by side, and how long
+                self.stages["compiled_ahead"] = int(done["compiled_ahead"])
+                self.stages["compile_ahead_s"] = float(done.get("compile_ahead_s") or 0.0)
         self._expect("loaded", "load")
         self._correctness()
         self.stages["correctness_s"] = time.monotonic() - t
@@ -785,6 +788,11 @@ class Judge:
                        "interval": f"{int(LEVEL * 100)}%: bootstrap over rounds, widened to the spread between buffer "
                                    f"sets and passes"},
         }
+        if os.environ.get("KERNELEVOLVE_VERDICT_PASSES") == "1":  # every pass's samples, for a study of the
+            # judge's rules offline (scripts/gpu/retime_study.py): which shapes a rule would time again, and what
+            # the verdict would have read without those passes
+            verdict["timing"]["passes"] = [[{"samples": h["samples"], "buffer_sets": h.get("buffer_sets"),
+                                             "timer": h.get("timer")} for h in passes] for passes in received]
         kernelbench_timing.annotate(verdict, final.get("kernelbench"), gpu)
         if self.opts.profile:
             from .profiling import profile

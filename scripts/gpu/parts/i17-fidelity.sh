@@ -104,3 +104,8 @@ for s in "${specs[@]}"; do
 done
 wait
 python3 scripts/gpu/fidelity_summary.py "$RAW/selfjudge"
+# KERNELEVOLVE_VERDICT_PASSES=1: what re-timing changed in these self-judgements (scripts/gpu/retime_study.py)
+if [ "${KERNELEVOLVE_VERDICT_PASSES:-}" = 1 ]; then
+  echo "== re-timing in these self-judgements"
+  python3 scripts/gpu/retime_study.py --self "$RAW"/selfjudge/*/run*.json
+fi

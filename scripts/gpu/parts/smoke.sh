@@ -8,7 +8,9 @@ if ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; th
   echo "smoke: needs a GPU with torch; skipped"; exit 0
 fi
 echo "-- harness GPU tests"
-PYTHONPATH=harness timeout 240 python3 -m pytest harness/tests/test_gpu_backends.py harness/tests/test_kernelbench_gpu.py -q -rs 2>&1 | tail -25
+# SMOKE_K: only the tests whose names match (pytest -k)
+PYTHONPATH=harness timeout 240 python3 -m pytest harness/tests/test_gpu_backends.py harness/tests/test_kernelbench_gpu.py -q -rs \
+  ${SMOKE_K:+-k "$SMOKE_K"} 2>&1 | tail -25
 [ "${SMOKE_PUBLIC:-1}" = 0 ] && exit 0
 echo "-- public kernels, baseline against itself"
 for spec in scripts/public-kernels/*/spec.py; do

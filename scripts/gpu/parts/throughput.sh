@@ -15,6 +15,10 @@ run() { # name devices slots minutes specs
   OUT=$RAW/$1 DEVICES=$2 PARTS=throughput MINUTES=$4 EVOLVE_TIMEOUT=$(python3 -c "print(int($4*60+45))") \
     THROUGHPUT_SPECS="$5" bash scripts/gpu/bench.sh "$3" 2000 >/dev/null 2>&1
   python3 scripts/gpu/summarize.py "$RAW/$1" | sed -n '/^throughput/,$p'
+  # KERNELEVOLVE_VERDICT_PASSES=1: which shapes were timed again, and why (scripts/gpu/retime_study.py)
+  if [ "${KERNELEVOLVE_VERDICT_PASSES:-}" = 1 ]; then
+    python3 scripts/gpu/retime_study.py "$RAW/$1"/run-*/verdicts.jsonl | sed 's/^/    re-timing: /'
+  fi
 }
 # SOFTMAX_MINUTES (2) and MATMUL_MINUTES (1): shorter runs where device time is short (0 leaves the run out)
 [ "${SOFTMAX_MINUTES:-2}" != 0 ] && run one-gpu 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
@@ -34,6 +38,20 @@ if [ -n "${MORE_SLOTS:-}" ]; then
   [ "$more_min" = 0 ] && more_min=1
   run "one-gpu-$MORE_SLOTS-slots" 0 "$MORE_SLOTS" "$more_min" examples/triton/softmax/spec.py
 fi
+# AB_ENVS="NAME=VALUE[ NAME=VALUE];...": the softmax again (SOFTMAX_MINUTES), once with each environment, after the
+# runs above in the same call (e.g. AB_ENVS="KERNELEVOLVE_COMPILE_THREADS=0;KERNELEVOLVE_RETIME_SHAPES=0"); and
+# the matmul (MATMUL_MINUTES) with each of AB_MATMUL_ENVS
+ab() { # spec minutes envs
+  local spec=$1 minutes=$2 envs=$3 e name
+  IFS=';' read -ra sets <<< "$envs"
+  for e in "${sets[@]}"; do
+    [ -z "$e" ] && continue
+    name="ab-$(basename "$(dirname "$spec")")-$(echo "$e" | tr -c 'A-Za-z0-9=\n' '_' | cut -c1-60)"
+    ( export $e; run "$name" 0 "$SLOTS" "$minutes" "$spec" )
+  done
+}
+[ -n "${AB_ENVS:-}" ] && ab examples/triton/softmax/spec.py "${SOFTMAX_MINUTES:-2}" "$AB_ENVS"
+[ -n "${AB_MATMUL_ENVS:-}" ] && ab examples/triton/matmul/spec.py "${MATMUL_MINUTES:-1}" "$AB_MATMUL_ENVS"
 if [ "$ngpu" -ge 2 ]; then
   run two-gpus 0,1 $((2 * SLOTS)) "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
 fi
