@@ -564,26 +564,17 @@ class CandidateWorker(Worker):
         except Exception:
             pass  # loaded again, and its error reported, with the candidate message
         self.send("precompile_loaded")
-        seed = random.SystemRandom().randrange(1, 2**31)
-        ahead: Dict[str, Any] = {}
-
-        def call(i: int) -> None:
-            gargs, _ = self.guarded_args(self.make_inputs(i, seed, 1.0))
-            self.spec.launch(self.kc, *gargs)
-            self.backend.synchronize()
-
-        shapes = range(len(self.shapes) if self.kc is not None else 0)
-        try:  # the kernels of every shape compiled side by side, where the backend can (backends/triton_ahead.py)
-            ahead = self.backend.compile_ahead(self.kc, [lambda i=i: call(i) for i in shapes])
-        except Exception:
-            pass
         try:
-            for i in shapes:
-                call(i)
+            seed = random.SystemRandom().randrange(1, 2**31)
+            for i in range(len(self.shapes) if self.kc is not None else 0):
+                gargs, _ = self.guarded_args(self.make_inputs(i, seed, 1.0))
+                self.spec.launch(self.kc, *gargs)
+                self.backend.synchronize()
+                del gargs
                 called += 1
         except Exception:
             pass
-        self.send("precompiled", seconds=round(time.monotonic() - t, 3), shapes=called, **ahead)
+        self.send("precompiled", seconds=round(time.monotonic() - t, 3), shapes=called)
 
     # --- dynamic process checks (CPU kernels: no thread or child may outlive a call) ----------------------
     def thread_count(self) -> int:

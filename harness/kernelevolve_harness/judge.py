@@ -27,7 +27,7 @@ from .device_lock import device_lock
 from .protocol import Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .reference_answers import ReferenceAnswers
 from .spec import SpecError, read_header
-from .ratios import LEVEL, apart, disagreeing, intervals, lower_quartile, median, shape_estimate, wide
+from .ratios import LEVEL, apart, intervals, lower_quartile, median, shape_estimate, worth_retiming
 from .static_c import strip_comments
 from .timing_settings import TimingSettings
 from .verdicts import Verdict, shape_text as _shape_text
@@ -320,9 +320,6 @@ class Judge:
             self._expect("precompile_loaded", "load")  # stage's, as they were
             done, _ = self._expect("precompiled", "correctness")
             self.stages["precompile_s"] = float(done.get("seconds") or 0.0)
-            if done.get("compiled_ahead"):  # backends/triton_ahead.py: kernels compiled side by side, and how long
-                self.stages["compiled_ahead"] = int(done["compiled_ahead"])
-                self.stages["compile_ahead_s"] = float(done.get("compile_ahead_s") or 0.0)
         self._expect("loaded", "load")
         self._correctness()
         self.stages["correctness_s"] = time.monotonic() - t
@@ -646,7 +643,9 @@ class Judge:
     def _to_retime(self, received: List[List[Dict[str, Any]]], estimate: Any) -> List[int]:
         """The shapes to time again (at most KERNELEVOLVE_RETIME_SHAPES, default 2, the least sure first): those
         whose interval is wider than their goal (ratio_goal; ratio_goal_short for a shape timed as CUDA graphs,
-        whose passes aim no closer), or that disagree with the others by more than theirs."""
+        whose passes aim no closer) and that another pass can bring within it (ratios.worth_retiming). A shape
+        whose ratio differs from the other shapes' with an interval that says so differs: a candidate's shapes
+        often do."""
         ratios = []
         for passes in received:
             b, c = shape_estimate([_pass(h) for h in passes], estimate)
@@ -655,11 +654,9 @@ class Judge:
         s = self.timing_settings
         goals = [s.ratio_goal_short if passes and all(h.get("timer") == "cuda-graph" for h in passes) else s.ratio_goal
                  for passes in received]
-        unsure = {k for k, (r, iv) in enumerate(zip(ratios, shape_iv)) if wide(iv, r, goals[k])}
-        unsure |= set(disagreeing(ratios, shape_iv, goals))
-        most = self.timing_settings.retime_shapes
+        unsure = {k for k, (r, iv) in enumerate(zip(ratios, shape_iv)) if worth_retiming(iv, r, goals[k], s.retime_reach)}
         width = {k: shape_iv[k][1] / max(shape_iv[k][0], 1e-12) for k in unsure}
-        return sorted(sorted(unsure, key=lambda k: -width[k])[:max(0, most)])
+        return sorted(sorted(unsure, key=lambda k: -width[k])[:max(0, s.retime_shapes)])
 
     def _note_phases(self, i: int, header: Dict[str, Any]) -> None:
         """Adds shape i's timed-section phases to the verdict's stages (timing_<phase>_s, summed over shapes)."""

@@ -28,14 +28,16 @@ class TimingSettings:
     round_goal: float = 0.01  # KERNELEVOLVE_ROUND_GOAL: the pass's 95% interval, relative half-width
     # GPU kernels under ~10 us (timed as CUDA graphs), whose fidelity goal is +-5% rather than +-2%
     round_goal_short: float = 0.025  # KERNELEVOLVE_ROUND_GOAL_SHORT
-    # The judge: shapes whose verdict interval is wider than ratio_goal (or that disagree with the others) are
-    # timed again in new buffers, at most retime_shapes of them.
+    # The judge: shapes whose verdict interval is wider than ratio_goal are timed again in new buffers, at most
+    # retime_shapes of them.
     ratio_goal: float = 0.02  # KERNELEVOLVE_RATIO_GOAL
     # shapes timed as CUDA graphs (kernels under ~10 us), whose passes stop at round_goal_short: their verdict
     # goal is as much wider (with 0.02, nearly every such shape was timed again, twice a softmax candidate on an
     # H200, for an interval its passes are not built to give)
     ratio_goal_short: float = 0.05  # KERNELEVOLVE_RATIO_GOAL_SHORT
     retime_shapes: int = 2  # KERNELEVOLVE_RETIME_SHAPES
+    # only where another pass can bring the interval within its goal: not wider than goal x retime_reach
+    retime_reach: float = 2 ** 0.5  # KERNELEVOLVE_RETIME_REACH
     # GPU, one call per sample: the buffer sets a pass turns through (the interval's clusters)
     buffer_sets: int = 4  # KERNELEVOLVE_BUFFER_SETS
     # one sample's buffer sets at most: how many, and their bytes in all
@@ -59,6 +61,7 @@ class TimingSettings:
             ratio_goal=_env("KERNELEVOLVE_RATIO_GOAL", base.ratio_goal),
             ratio_goal_short=_env("KERNELEVOLVE_RATIO_GOAL_SHORT", base.ratio_goal_short),
             retime_shapes=int(_env("KERNELEVOLVE_RETIME_SHAPES", base.retime_shapes)),
+            retime_reach=max(1.0, _env("KERNELEVOLVE_RETIME_REACH", base.retime_reach)),
             buffer_sets=max(1, int(_env("KERNELEVOLVE_BUFFER_SETS", base.buffer_sets))),
         )
 

@@ -37,29 +37,6 @@ def test_one_shared_reference_serves_right_and_wrong_candidates(harness: Harness
     assert wrong["workers"]["reference"] == again["workers"]["reference"] == "shared (reused)", (wrong, again)
 
 
-def test_a_triton_candidate_compiles_every_shape_side_by_side_before_its_first_calls(harness: Harness) -> None:
-    # backends/triton_ahead.py: the three shapes' specializations (a block of 1024, 8192 and 512 columns) are
-    # compiled in threads before the first calls, which then find them compiled
-    pytest.importorskip("triton")
-    v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "more_warps.py", timeout=600)
-    assert v["status"] == "ok", v
-    assert v["stages"].get("compiled_ahead") == 3, v["stages"]
-    assert 0 < v["stages"]["compile_ahead_s"] <= v["stages"]["precompile_s"], v["stages"]
-
-
-def test_an_autotuned_triton_candidate_compiles_at_its_calls(harness: Harness) -> None:
-    # its autotuner times each configuration at the first call of a shape: nothing may be skipped there
-    pytest.importorskip("triton")
-    text = (SOFTMAX / "softmax.py").read_text()
-    tuned = text.replace("@triton.jit", "@triton.autotune(configs=[triton.Config({}, num_warps=2), "
-                                        "triton.Config({}, num_warps=4)], key=['n_cols'])\n@triton.jit")
-    tuned = tuned.replace(",\n                         num_warps=1, num_stages=1)", ")")
-    assert tuned.count("autotune") == 1 and "num_warps=1" not in tuned
-    v, _ = harness.evaluate(SOFTMAX / "spec.py", tuned, suffix=".py", timeout=600)
-    assert v["status"] == "ok", v
-    assert "compiled_ahead" not in v["stages"] and v["stages"]["precompile_s"] > 0, v["stages"]
-
-
 def test_triton_softmax_with_cold_workers_is_ok(harness: Harness) -> None:
     pytest.importorskip("triton")
     v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "softmax.py", "--no-warm", timeout=600)

@@ -1,7 +1,8 @@
 """What the judge's re-timing buys and costs, from verdicts that carry every pass's samples
-(KERNELEVOLVE_VERDICT_PASSES=1): for each verdict, the shapes its first passes would have had timed again and why
-(an interval wider than the goal, or a ratio that disagrees with the other shapes'), and what the verdict would
-have read from its first passes alone beside what it read. On self-judgements (a kernel against itself, every
+(KERNELEVOLVE_VERDICT_PASSES=1): for each verdict, the shapes whose first pass's interval is wider than their goal,
+those of them another pass can bring within it (ratios.worth_retiming: what the judge times again), how far the
+passes that followed moved a shape's ratio, and what the verdict would have read from its first passes alone
+beside what it read. On self-judgements (a kernel against itself, every
 ratio 1.00 in truth) the second table is the fidelity each way.
 
     python3 scripts/gpu/retime_study.py FILE.jsonl... [--self]
@@ -18,7 +19,7 @@ import sys
 from typing import Any, Dict, Iterator, List, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness"))
-from kernelevolve_harness.ratios import disagreeing, intervals, median, shape_estimate, wide  # noqa: E402
+from kernelevolve_harness.ratios import intervals, median, shape_estimate, wide, worth_retiming  # noqa: E402
 from kernelevolve_harness.timing_settings import TimingSettings  # noqa: E402
 
 
@@ -58,9 +59,10 @@ def study(v: Dict[str, Any], s: TimingSettings) -> Dict[str, Any]:
     first = [p[:1] for p in received]
     r1, iv1, gm1, base = read(first)
     wide1 = {k for k in range(len(first)) if wide(iv1[k], r1[k], goals[k])}
-    apart1 = set(disagreeing(r1, iv1, goals))
+    reach1 = {k for k in range(len(first)) if worth_retiming(iv1[k], r1[k], goals[k], s.retime_reach)}
     r, iv, gm, _ = read(received)
-    return {"wide": wide1, "disagree": apart1, "retimed": sum(len(p) - 1 for p in received),
+    moved = [abs(math.log(max(r[k], 1e-12) / max(r1[k], 1e-12))) for k in range(len(first)) if len(received[k]) > 1]
+    return {"wide": wide1, "reach": reach1, "retimed": sum(len(p) - 1 for p in received), "moved": moved,
             "first": (r1, iv1, gm1), "final": (r, iv, gm), "base_ms": base, "graph": graph}
 
 
@@ -86,14 +88,17 @@ def main(argv: List[str]) -> int:
         return 1
     n = len(rows)
     shapes = sum(len(r["graph"]) for r in rows)
-    only_wide = sum(len(r["wide"] - r["disagree"]) for r in rows)
-    only_apart = sum(len(r["disagree"] - r["wide"]) for r in rows)
-    both = sum(len(r["wide"] & r["disagree"]) for r in rows)
+    flagged = sum(len(r["wide"]) for r in rows)
+    reach = sum(len(r["reach"]) for r in rows)
+    moved = sorted(x for r in rows for x in r["moved"])
     print(f"{n} verdicts, {shapes} shapes; passes timed again {sum(r['retimed'] for r in rows)} "
           f"({sum(r['retimed'] for r in rows) / n:.2f} a verdict)")
-    print(f"shapes the first passes flag: wide only {only_wide}, disagreeing only {only_apart}, both {both}")
-    graph_flags = sum(1 for r in rows for k in r["wide"] | r["disagree"] if r["graph"][k])
-    print(f"  of them timed as CUDA graphs: {graph_flags}")
+    print(f"first passes wider than their goal: {flagged} shapes (of them timed as CUDA graphs: "
+          f"{sum(1 for r in rows for k in r['wide'] if r['graph'][k])}); within reach of it: {reach}")
+    if moved:
+        at = lambda q: math.exp(moved[min(len(moved) - 1, int(q * len(moved)))]) - 1  # noqa: E731
+        print(f"the passes that followed moved a shape's ratio by {at(0.5):.2%} (median), {at(0.9):.2%} (90th "
+              f"percentile), {math.exp(moved[-1]) - 1:.2%} at most, over {len(moved)} shapes")
     if not selfjudged:
         return 0
     print("\nself-judgements, the first passes alone beside the verdict as judged (every true ratio 1.00):")

@@ -123,12 +123,9 @@ def main(out):
             print("    the timed section per candidate, by phase (mean s, the worker's account): "
                   + ", ".join(f"{k[7:-2]} {mean(k):.3f}" for k in phases))
         if any("precompile_s" in st for st in stages):
-            ahead = [st for st in stages if "compiled_ahead" in st]
-            print(f"    first calls (mean s): {mean('precompile_s'):.3f}, in correct s (Triton's compiles); kernels "
-                  f"compiled side by side before them in {len(ahead)} of {len(stages)} evaluations"
-                  + (f" ({mean('compiled_ahead'):.1f} a time, {mean('compile_ahead_s'):.3f} s)" if ahead else "")
-                  + f"; retimed shapes {sum(st.get('retimed_shapes', 0) for st in stages) / max(1, len(stages)):.2f} "
-                  f"a candidate")
+            print(f"    first calls (mean s): {mean('precompile_s'):.3f}, in correct s (Triton's compiles); shapes "
+                  f"timed again {sum(st.get('retimed_shapes', 0) for st in stages) / max(1, len(stages)):.2f} a "
+                  f"candidate")
         waits = [k for k in ("reference_wait_correctness_s", "verify_s", "reference_wait_verify_s")
                  if any(k in st for st in stages)]
         if waits:

@@ -100,3 +100,30 @@ export function learnedRegions(
   }
   return regions;
 }
+
+/** An NVIDIA SM's register file, in 32-bit registers, and the most a thread may have (every NVIDIA GPU since
+ *  Kepler). */
+const SM_REGISTERS = 65536;
+const THREAD_REGISTERS = 255;
+/** Triton's warps where a launch leaves them to it. */
+const DEFAULT_WARPS = 4;
+
+/** What the device rules out before any verdict: a BLOCK_M x BLOCK_N tile (a matmul's fp32 accumulator) lives in
+ *  registers, so a tile of 65536 values or more fits no thread block of an NVIDIA GPU (ptxas refuses it:
+ *  "Insufficient registers"), and more than 255 values a thread at the launch's warps spill every one. On the
+ *  H200, the held-out matmul's first wave spent 4 of its 13 evaluations on 256 x 256 tiles that ptxas refused.
+ *  None for hardware named as another vendor's (its register files differ). */
+export function deviceRegions(knobs: readonly Knob[], hardware?: string): LearnedRegion[] {
+  if (/\b(?:amd|mi\d+\w*|rocm|gfx\d+|intel|xpu|cpu)\b/i.test(hardware ?? '')) return [];
+  const blocks = knobs.filter((k) => k.role === 'block');
+  const axis = (a: string) => blocks.find((k) => startKey(k) === `block_${a}`);
+  const [m, n] = [axis('m'), axis('n')];
+  if (!m || !n) return [];
+  const warps = knobs.filter((k) => k.role === 'warps');
+  const tile = (v: KnobValues) => eff(v[m.name]) * eff(v[n.name]);
+  const threads = (v: KnobValues) => 32 * warps.reduce((a, k) => a * (v[k.name] > 0 ? v[k.name] : DEFAULT_WARPS), warps.length ? 1 : DEFAULT_WARPS);
+  return [{
+    why: `${m.name} x ${n.name} held in registers: under ${SM_REGISTERS} values a block and at most ${THREAD_REGISTERS} a thread`,
+    excludes: (v) => tile(v) >= SM_REGISTERS || tile(v) / threads(v) > THREAD_REGISTERS,
+  }];
+}

@@ -17,7 +17,7 @@ import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, searchableKn
 import { KernelLocator } from './kernelLocator';
 import { listFunctions } from './splice';
 import { shapeWinners } from './shapeWinners';
-import { learnedRegions } from './tuneConstraints';
+import { deviceRegions, learnedRegions } from './tuneConstraints';
 import { writeDispatch } from './tunedDispatch';
 import { type KernelClass, kernelClassOf, startValues, tuneStarts } from './tuneKnowledge';
 import type { Operator, Proposal, ProposalBatch, ProposalContext } from './operator';
@@ -157,7 +157,7 @@ export class TuneOperator implements Operator {
     if (!set.knobs.length) return undefined;
     const current = knobValues(full);
     const stats = this.moveStats(ctx.candidates, score);
-    const regions = learnedRegions(ctx.candidates, set.knobs, (c) => this.valuesOf(c), this.name);
+    const regions = [...deviceRegions(set.knobs, ctx.hardware), ...learnedRegions(ctx.candidates, set.knobs, (c) => this.valuesOf(c), this.name)];
     const kernelClass = this.classOf(ctx);
     const steps: Step[] = ctx.parent
       ? this.refineMoves(base, set, ctx.candidates, stats, score, kernelClass).map((move) => ({ move }))

@@ -134,11 +134,6 @@ class Backend:
     def synchronize(self) -> None:
         pass
 
-    def compile_ahead(self, module: Any, calls: List[Callable[[], None]]) -> Dict[str, Any]:
-        """Before a loaded candidate's first calls (one a shape): compile what they would, side by side (a JIT
-        backend); what was done, for the verdict's compile facts."""
-        return {}
-
     def runtime_stats(self, k: Any, kernel: str) -> Dict[str, Any]:
         """Compile facts only known after the kernel ran (Triton JIT)."""
         return {}

@@ -10,7 +10,7 @@ import os
 import shutil
 import sys
 import uuid
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from .. import static_py
 from .base import Backend, Build, cache_dir, content_key
@@ -159,10 +159,6 @@ class TritonBackend(WorkerCaches, Backend):
     def synchronize(self) -> None:
         import torch
         torch.cuda.synchronize()
-
-    def compile_ahead(self, module: Any, calls: List[Callable[[], None]]) -> Dict[str, Any]:
-        from .triton_ahead import compile_ahead
-        return compile_ahead(module, calls)
 
     def runtime_stats(self, k: Any, kernel: str) -> Dict[str, Any]:
         """n_regs / n_spills / shared of the compiled kernel(s) in the JIT function's cache."""

@@ -89,6 +89,19 @@ export class TritonLandscapeEvaluator implements Evaluator {
   }
 }
 
+/** ptxas as on an H200: an fp32 accumulator of BLOCK_M x BLOCK_N values wants more registers a thread than the
+ *  launch's threads may have (65536 an SM, at most 255 a thread), as the held-out matmul's 256 x 256 tiles did. */
+export function outOfRegisters(v: KnobValues): Verdict | undefined {
+  const threads = 32 * v.num_warps;
+  if ((v.BLOCK_M * v.BLOCK_N) / threads <= Math.min(255, 65536 / threads)) return undefined;
+  return { status: 'compile_error', reason: 'The candidate does not compile: ptxas error   : Entry function uses too many registers: Insufficient registers (64)' };
+}
+
+/** What an H200 refuses: too many registers, or too much shared memory. */
+export function outOfResources(v: KnobValues): Verdict | undefined {
+  return outOfRegisters(v) ?? outOfSharedMemory(v);
+}
+
 export function outOfSharedMemory(v: KnobValues): Verdict | undefined {
   const need = sharedBytes(v);
   if (need <= SHARED_LIMIT) return undefined;
