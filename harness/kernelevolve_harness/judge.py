@@ -643,9 +643,7 @@ class Judge:
     def _to_retime(self, received: List[List[Dict[str, Any]]], estimate: Any) -> List[int]:
         """The shapes to time again (at most KERNELEVOLVE_RETIME_SHAPES, default 2, the least sure first): those
         whose interval is wider than their goal (ratio_goal; ratio_goal_short for a shape timed as CUDA graphs,
-        whose passes aim no closer) and that another pass can bring within it (ratios.worth_retiming). A shape
-        whose ratio differs from the other shapes' with an interval that says so differs: a candidate's shapes
-        often do."""
+        whose passes aim no closer) and near enough to it for more passes to help (ratios.worth_retiming)."""
         ratios = []
         for passes in received:
             b, c = shape_estimate([_pass(h) for h in passes], estimate)

@@ -238,13 +238,16 @@ def wide(interval: Tuple[float, float], ratio: float, goal: float) -> bool:
     return ratio > 0 and (hi > ratio * (1 + goal) or lo < ratio * (1 - goal))
 
 
-def worth_retiming(interval: Tuple[float, float], ratio: float, goal: float, reach: float = math.sqrt(2)) -> bool:
-    """Wider than the goal, and within reach of it. A second pass doubles a shape's rounds and its buffer sets,
-    which narrows its interval by about sqrt(2) (the bootstrap's part and the part between buffer sets alike);
-    an interval wider than goal x reach stays wider than the goal after it, and the verdict says how wide it is.
-    On an H200 (2026-12-03), re-timing every shape wider than its goal, or whose ratio differed from the other
-    shapes', cost a third of the judged candidates a minute; it moved a re-timed shape's ratio by 0.2-0.7% (median)
-    and changed no self-judgement's worst shape (docs/benchmarks.md)."""
+def worth_retiming(interval: Tuple[float, float], ratio: float, goal: float, reach: float = 2.0) -> bool:
+    """Wider than the goal, and near enough to it: at most reach x the goal. A second pass doubles a shape's rounds
+    and its buffer sets, which narrows its interval by about sqrt(2), a third (where two passes disagree) by about
+    sqrt(3). An interval far wider than its goal comes from the spread between buffer sets (ratios.py): passes of
+    new buffers do not bring it within the goal, and the verdict says how wide it is. A shape whose ratio differs
+    from the other shapes' with an interval that says so is not timed again: a candidate's shapes often differ.
+    On an H200 (2026-12-03), timing again every shape wider than its goal, and every shape that differed, cost a
+    third of the judged candidates a minute and moved a re-timed shape's ratio by 0.2-0.7% (median); within twice
+    the goal, the same self-judgements' geometric means and worst shapes were what re-timing them all gave
+    (docs/benchmarks.md)."""
     return wide(interval, ratio, goal) and not wide(interval, ratio, goal * reach)
 
 

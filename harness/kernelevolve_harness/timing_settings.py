@@ -36,8 +36,8 @@ class TimingSettings:
     # H200, for an interval its passes are not built to give)
     ratio_goal_short: float = 0.05  # KERNELEVOLVE_RATIO_GOAL_SHORT
     retime_shapes: int = 2  # KERNELEVOLVE_RETIME_SHAPES
-    # only where another pass can bring the interval within its goal: not wider than goal x retime_reach
-    retime_reach: float = 2 ** 0.5  # KERNELEVOLVE_RETIME_REACH
+    # only where more passes can bring the interval near its goal: not wider than goal x retime_reach
+    retime_reach: float = 2.0  # KERNELEVOLVE_RETIME_REACH
     # GPU, one call per sample: the buffer sets a pass turns through (the interval's clusters)
     buffer_sets: int = 4  # KERNELEVOLVE_BUFFER_SETS
     # one sample's buffer sets at most: how many, and their bytes in all

@@ -45,6 +45,7 @@ def test_a_shape_is_timed_again_only_where_another_pass_can_bring_it_within_its_
     assert wide((0.9, 1.1), 1.0, 0.02)
     assert not wide((0.99, 1.01), 1.0, 0.02)
     assert worth_retiming((0.975, 1.025), 1.0, 0.02)  # 1.25 x the goal: a second pass narrows it by ~sqrt(2)
+    assert worth_retiming((0.962, 1.038), 1.0, 0.02)  # 1.9 x the goal
     assert not worth_retiming((0.99, 1.01), 1.0, 0.02)  # within the goal already
     assert not worth_retiming((0.9, 1.1), 1.0, 0.02)  # 5 x the goal: still wider after any pass the judge adds
     assert not worth_retiming((0.88, 0.90), 0.89, 0.02)  # a ratio unlike the other shapes', and sure of it
