@@ -39,7 +39,7 @@ if [ -n "${MORE_SLOTS:-}" ]; then
   run "one-gpu-$MORE_SLOTS-slots" 0 "$MORE_SLOTS" "$more_min" examples/triton/softmax/spec.py
 fi
 # AB_ENVS="NAME=VALUE[ NAME=VALUE];...": the softmax again (SOFTMAX_MINUTES), once with each environment, after the
-# runs above in the same call (e.g. AB_ENVS="KERNELEVOLVE_COMPILE_THREADS=0;KERNELEVOLVE_RETIME_SHAPES=0"); and
+# runs above in the same call (e.g. AB_ENVS="KERNELEVOLVE_RETIME_SHAPES=0;KERNELEVOLVE_RETIME_REACH=1.41"); and
 # the matmul (MATMUL_MINUTES) with each of AB_MATMUL_ENVS
 ab() { # spec minutes envs
   local spec=$1 minutes=$2 envs=$3 e name
