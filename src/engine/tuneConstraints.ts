@@ -108,13 +108,14 @@ const THREAD_REGISTERS = 255;
 /** Triton's warps where a launch leaves them to it. */
 const DEFAULT_WARPS = 4;
 
-/** What the device rules out before any verdict: a BLOCK_M x BLOCK_N tile (a matmul's fp32 accumulator) lives in
- *  registers, so a tile of 65536 values or more fits no thread block of an NVIDIA GPU (ptxas refuses it:
- *  "Insufficient registers"), and more than 255 values a thread at the launch's warps spill every one. On the
- *  H200, the held-out matmul's first wave spent 4 of its 13 evaluations on 256 x 256 tiles that ptxas refused.
- *  None for hardware named as another vendor's (its register files differ). */
-export function deviceRegions(knobs: readonly Knob[], hardware?: string): LearnedRegion[] {
-  if (/\b(?:amd|mi\d+\w*|rocm|gfx\d+|intel|xpu|cpu)\b/i.test(hardware ?? '')) return [];
+/** What the device rules out before any verdict, for a Triton kernel: a BLOCK_M x BLOCK_N tile (a matmul's fp32
+ *  accumulator) lives in registers, so a tile of 65536 values or more fits no thread block of an NVIDIA GPU (ptxas
+ *  refuses it: "Insufficient registers"), and more than 255 values a thread at the launch's warps spill every one.
+ *  On the H200, the held-out matmul's first wave spent 4 of its 13 evaluations on 256 x 256 tiles that ptxas
+ *  refused. None for other backends (a C++ kernel's blocks are cache tiles) or hardware named as another vendor's
+ *  (its register files differ). */
+export function deviceRegions(knobs: readonly Knob[], backend: string, hardware?: string): LearnedRegion[] {
+  if (backend !== 'triton' || /\b(?:amd|mi\d+\w*|rocm|gfx\d+|intel|xpu|cpu)\b/i.test(hardware ?? '')) return [];
   const blocks = knobs.filter((k) => k.role === 'block');
   const axis = (a: string) => blocks.find((k) => startKey(k) === `block_${a}`);
   const [m, n] = [axis('m'), axis('n')];

@@ -157,7 +157,7 @@ export class TuneOperator implements Operator {
     if (!set.knobs.length) return undefined;
     const current = knobValues(full);
     const stats = this.moveStats(ctx.candidates, score);
-    const regions = [...deviceRegions(set.knobs, ctx.hardware), ...learnedRegions(ctx.candidates, set.knobs, (c) => this.valuesOf(c), this.name)];
+    const regions = [...deviceRegions(set.knobs, ctx.spec.backend, ctx.hardware), ...learnedRegions(ctx.candidates, set.knobs, (c) => this.valuesOf(c), this.name)];
     const kernelClass = this.classOf(ctx);
     const steps: Step[] = ctx.parent
       ? this.refineMoves(base, set, ctx.candidates, stats, score, kernelClass).map((move) => ({ move }))

@@ -24,6 +24,8 @@ interface StoredCandidate {
   hash: string;
   verdict?: { status: string };
   placement?: { host: string; jobId?: string; node?: string };
+  state?: string;
+  cancelled?: string;
 }
 
 function candidates(runDir: string): StoredCandidate[] {
@@ -68,7 +70,9 @@ describe('evolve on a slurm host', () => {
     const shared = slurm.filter((c) => localStatus.has(c.hash));
     expect(shared.length).toBeGreaterThanOrEqual(2);
     for (const c of shared) expect({ id: c.id, status: c.verdict?.status }).toEqual({ id: c.id, status: localStatus.get(c.hash) });
-    for (const c of slurm) {
+    // a speculative proposal cancelled before it was sent (its parent turned out slower) ran nowhere
+    for (const c of slurm.filter((x) => x.state === 'cancelled')) expect({ placement: c.placement, why: typeof c.cancelled }).toEqual({ placement: undefined, why: 'string' });
+    for (const c of slurm.filter((x) => x.state !== 'cancelled')) {
       expect(c.placement).toMatchObject({ host: 'cluster', node: cluster.node });
       expect(c.placement?.jobId).toMatch(/^\d+$/);
     }
