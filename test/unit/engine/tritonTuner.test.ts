@@ -8,6 +8,7 @@ import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/kn
 import { GreedyPolicy } from '../../../src/engine/selection';
 import type { KernelSpec } from '../../../src/engine/spec';
 import { TuneOperator } from '../../../src/engine/tuneOperator';
+import { deviceRegions } from '../../../src/engine/tuneConstraints';
 import { validateConfig } from '../../../src/remote/hostConfig';
 import { createOperators } from '../../../src/run/operatorRegistry';
 import type { Verdict } from '../../../src/contract/verdict';
@@ -114,6 +115,11 @@ describe('joint moves and hardware-informed starts (Triton matmul from 16x16x16 
     const i25 = { BLOCK_M: [64, 128, 256], BLOCK_N: [64, 128, 256], BLOCK_K: [64], num_warps: [4, 8], num_stages: [3, 4] };
     const { summary } = await tuneMatmul(10, { hardware: 'nvidia-h200', knowledge: false });
     expect(summary.best!.speedup / gridBest(i25, matmulTime, base, outOfResources).best).toBeGreaterThanOrEqual(0.9);
+    // a C++ kernel's BLOCK_M x BLOCK_N is a cache tile, and another vendor's GPU has other register files
+    const knobs = detectKnobs(TRITON_MATMUL, 'python').knobs;
+    expect(deviceRegions(knobs, 'triton', 'nvidia-h200')).toHaveLength(1);
+    expect(deviceRegions(knobs, 'cpp')).toEqual([]);
+    expect(deviceRegions(knobs, 'triton', 'amd-mi300x')).toEqual([]);
   });
 
   it('tries no configuration again that needs at least the shared memory of one that ran out', async () => {
