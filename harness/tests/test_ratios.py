@@ -1,5 +1,6 @@
 """Paired ratios and their intervals (ratios.py): how sure a shape's speedup is, and when it is timed again."""
 import math
+import os
 import random
 
 from kernelevolve_harness.ratios import (apart, between_spread, clusters, combine, intervals, lower_quartile, median,
@@ -77,6 +78,33 @@ def test_an_unsure_shape_is_timed_again_and_its_passes_checked(harness, monkeypa
     assert v["status"] == "ok", v
     assert v["stages"]["retimed_shapes"] >= 2
     assert sorted(s.get("passes", 1) >= 2 for s in v["shapes"]) == [False, True, True]
+
+
+def test_a_verdict_can_carry_every_pass_for_a_study_of_the_rules(harness, monkeypatch, tmp_path) -> None:
+    # KERNELEVOLVE_VERDICT_PASSES=1: each shape's passes with their samples, read by scripts/gpu/retime_study.py
+    import json
+    import subprocess
+    import sys
+    from conftest import NAIVE
+    monkeypatch.setenv("KERNELEVOLVE_RATIO_GOAL", "0.000001")
+    monkeypatch.setenv("KERNELEVOLVE_RETIME_REACH", "1e9")
+    monkeypatch.setenv("KERNELEVOLVE_VERDICT_PASSES", "1")
+    v = harness.mm(NAIVE)
+    assert v["status"] == "ok", v
+    passes = v["timing"]["passes"]
+    assert [len(p) for p in passes] == [s.get("passes", 1) for s in v["shapes"]]
+    for p in passes:
+        for h in p:
+            assert len(h["samples"]["baseline"]) == len(h["samples"]["candidate"]) >= 3
+    # the study reads the verdict back: the shapes of the first passes wider than the goal, the passes that followed
+    (tmp_path / "kernel").mkdir()
+    (tmp_path / "kernel" / "run01.json").write_text(json.dumps(v) + "\n")
+    study = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "gpu", "retime_study.py")
+    r = subprocess.run([sys.executable, study, "--self", str(tmp_path / "kernel" / "run01.json")], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert f"1 verdicts, {len(passes)} shapes; passes timed again {sum(len(p) - 1 for p in passes)}" in r.stdout
+    assert "kernel " in r.stdout  # its row in the self-judgement table
 
 
 def self_judgement(rng: random.Random, shapes: int, sets: int, per_set: int, between: float, within: float):
