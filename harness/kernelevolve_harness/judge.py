@@ -67,6 +67,18 @@ class SharedReferenceLost(Exception):
 
 
 
+# what torch says in a GPU backend's worker where it can use no GPU: a build without CUDA (the CPU wheel), no
+# driver, no device
+NO_GPU = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver[^\n]*|No CUDA GPUs are available"
+                    r"|CUDA driver initialization failed[^\n]*")
+
+
+def no_gpu_here(log: str) -> Optional[str]:
+    """torch's own words for "no usable GPU here" in a worker's log, or None."""
+    m = NO_GPU.search(log)
+    return m.group(0).strip() if m else None
+
+
 def _tail(text: str, limit: int = LOG_LIMIT) -> str:
     return text if len(text) <= limit else "...\n" + text[-limit:]
 
@@ -436,6 +448,11 @@ class Judge:
             if proc is self.ref and proc.shared:
                 raise SharedReferenceLost()
             if proc is self.ref:
+                cause = no_gpu_here(proc.log()) if self.backend.gpu else None
+                if cause:
+                    raise SpecError(f"This spec's kernels need a GPU that torch can use, and there is none here "
+                                    f"({cause}): judge it on a GPU host (`kernelevolve hosts --check` says what each "
+                                    f"host has).")
                 raise SpecError(f"The reference process {how} during {stage}:\n{_tail(proc.log(), 1500)}")
             raise Verdict("runtime_error", f"The candidate's process {how} in the {stage} stage{self._where()} "
                                            f"before sending its final result.", proc.log())

@@ -101,6 +101,10 @@ class Server:
         self.spares: Dict[str, List[Spare]] = {}
         self.last_busy = time.monotonic()
         self.owner_fd: List[int] = []
+        # the descriptors of the request being handled (a judge's channel to its worker): closed in every child
+        # started meanwhile that is not that worker (a fork point, a spare), or the judge would not see the
+        # worker's end when it dies
+        self.inflight: List[int] = []
 
     def log(self, text: str) -> None:
         sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {text}\n")
@@ -193,6 +197,7 @@ class Server:
                 os.close(x)
             self.drop(fd)
             return
+        self.inflight = list(fds)
         try:
             req = json.loads(data)
             if len(fds) != 3:
@@ -209,6 +214,8 @@ class Server:
             _send(conn, {"error": f"{type(e).__name__}: {e}"})
             self.drop(fd)
             return
+        finally:
+            self.inflight = []
         for x in fds:
             os.close(x)
         self.pids[fd] = pid
@@ -318,7 +325,7 @@ class Server:
             others = [c for _, c in self.shared.values()]
             main(theirs, req, _preload_home(os.path.dirname(self.path), os.getpid()),
                  [self.listener, *self.conns.values(), *others, *self.zygote_socks(), *self.spare_socks()],
-                 [self.wake_r, self.wake_w, *self.owner_fd])
+                 [self.wake_r, self.wake_w, *self.owner_fd, *self.inflight])
         theirs.close()
         return pid, mine
 

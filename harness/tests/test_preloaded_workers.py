@@ -235,3 +235,21 @@ def test_a_killed_fork_point_costs_an_import_not_a_verdict(harness: Harness, pro
     assert until(lambda: len(imports(problem)) == 5, 20), imports(problem)
     # the killed one's folder (its copy of the baseline) went with it; the new one has its own
     assert len(list(problem["warm"].glob("preload-*"))) == 1
+
+
+def test_a_reference_that_dies_at_its_start_is_reported_at_once(harness: Harness, problem: Dict[str, Any]) -> None:
+    # The first request for a spec starts its fork point. The fork point, forked while the server held that
+    # request's channel, kept a copy of it: the reference's death was not seen by its judge until the stage's
+    # timeout (two minutes), then again for the reference started in its place.
+    problem["spec"].write_text(PROBLEM.replace("        return np.maximum(x, 0)", "        os._exit(3)\n        return np.maximum(x, 0)")
+                               .replace("import numpy as np", "import os\nimport numpy as np"))
+    path = harness.write(RIGHT, suffix=".py")
+    env = dict(os.environ, PYTHONPATH=f"{HARNESS}{os.pathsep}{problem['lib']}", KERNELEVOLVE_CACHE=str(harness.cache),
+               KERNELEVOLVE_WARM_DIR=str(problem["warm"]), KERNELEVOLVE_WARM_OWNER="none",
+               SLOWDEP_LOG=str(problem["log"]))
+    t = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "kernelevolve_harness", "evaluate", "--spec", str(problem["spec"]),
+                        "--candidate", str(path), "--json"], capture_output=True, text=True, env=env,
+                       cwd=str(harness.tmp), timeout=170)
+    assert time.monotonic() - t < 60, r.stderr
+    assert r.returncode != 0 and "exited with code 3" in r.stderr, (r.returncode, r.stdout, r.stderr[-2000:])

@@ -68,3 +68,14 @@ def test_outputs_are_inferred_when_the_spec_does_not_declare_them(harness: Harne
     spec = spec_dir(harness.tmp, GOOD.replace("OUTPUTS = [2]", ""))
     v, _ = harness.evaluate(spec, mm_source(NAIVE.replace("C[i * N + j] = s;", "if (i < M / 2) C[i * N + j] = s;")))
     assert v["status"] == "incorrect", v  # poisoned because launch returns c, so c is an output
+
+
+def test_a_gpu_backend_without_a_usable_gpu_is_named_in_torchs_words() -> None:
+    # the reference's log on a machine with torch's CPU build and Triton, and no GPU (its last lines, as written)
+    from kernelevolve_harness.judge import no_gpu_here
+    log = ('  File ".../torch/cuda/__init__.py", line 522, in _lazy_init\n'
+           '    raise AssertionError("Torch not compiled with CUDA enabled")\n'
+           'AssertionError: Torch not compiled with CUDA enabled\n')
+    assert no_gpu_here(log) == "Torch not compiled with CUDA enabled"
+    assert no_gpu_here("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU")
+    assert no_gpu_here("ValueError: the spec's inputs() returned nothing") is None

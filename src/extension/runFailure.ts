@@ -29,7 +29,7 @@ export interface FailedRun {
   specName: string;
 }
 
-const MISSING_GPU_STACK = /No module named '?(torch|triton|cupy)'?|CUDA (driver|runtime).*(not|no)|no CUDA GPUs?|Found no NVIDIA driver|torch\.cuda\.is_available\(\) is False|CUDA is not available|nvidia-smi: not found/i;
+const MISSING_GPU_STACK = /No module named '?(torch|triton|cupy)'?|CUDA (driver|runtime).*(not|no)|no CUDA GPUs?|Found no NVIDIA driver|Torch not compiled with CUDA|torch\.cuda\.is_available\(\) is False|CUDA is not available|GPU that torch can use|nvidia-smi: not found/i;
 const MISSING_NVCC = /nvcc\b.*(not found|No such file)|No such file.*\bnvcc\b/i;
 const MISSING_CXX = /\b(g\+\+|c\+\+|clang\+\+)\b.*(not found|No such file)/i;
 const UNREACHABLE = /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|timed out while connecting|All configured authentication methods failed|host key|Permission denied \(publickey|getaddrinfo/i;

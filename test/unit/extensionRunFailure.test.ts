@@ -13,6 +13,13 @@ describe('diagnoseRunFailure', () => {
     expect(d.fixes).toEqual(['addGpuHost', 'openHostSettings']);
   });
 
+  it('asks for a GPU host when torch here has no CUDA (its CPU build)', () => {
+    const message = "This spec's kernels need a GPU that torch can use, and there is none here (Torch not compiled with CUDA enabled): judge it on a GPU host (`kernelevolve hosts --check` says what each host has).";
+    const d = diagnoseRunFailure({ backend: 'triton', kind: 'baseline', message, localOnly: true, specName: 's.py' });
+    expect(d.sentence).toMatch(/^This Triton kernel needs a GPU host: no GPU here \(This spec's kernels need a GPU/);
+    expect(d.fixes).toEqual(['addGpuHost', 'openHostSettings']);
+  });
+
   it('points a C++ spec that does not import at the spec, not at GPU hosts', () => {
     const d = diagnoseRunFailure({ backend: 'cpp', kind: 'baseline', message: "Importing s.py failed: NameError: name 'np' is not defined", localOnly: true, specName: 's.py' });
     expect(d.sentence).toMatch(/^The spec s\.py does not load/);
