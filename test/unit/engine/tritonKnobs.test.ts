@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyKnobs, detectKnobs, type Knob, searchableKnobs } from '../../../src/engine/knobs';
 import { PLAIN_PYTHON } from './pythonLaunches';
+import { LECTURE_GELU } from './tritonLandscape';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, 'fixtures', name), 'utf8');
 
@@ -141,13 +142,7 @@ describe('autotune lists built in code, and heuristics', () => {
 
 describe('launch options a launch leaves to Triton', () => {
   // As lecture code writes them: a literal block and Triton's default warps; a row kernel whose block is the row.
-  const src = [
-    'import torch', 'import triton', 'import triton.language as tl', '',
-    'def gelu(x):', '    y = torch.empty_like(x)', '    n = x.numel()', '    block_size = 1024',
-    '    gelu_kernel[(triton.cdiv(n, block_size),)](x, y, n, BLOCK_SIZE=block_size)', '    return y', '',
-    '@triton.jit', 'def gelu_kernel(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):',
-    '    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)',
-    '    x = tl.load(x_ptr + offs, mask=offs < n)', '    tl.store(y_ptr + offs, x * tl.sigmoid(1.702 * x), mask=offs < n)', '',
+  const src = LECTURE_GELU + '\n' + [
     'def softmax(x):', '    y = torch.empty_like(x)', '    M, N = x.shape', '    block_size = triton.next_power_of_2(N)',
     '    softmax_kernel[(M,)](', '        x_ptr=x, y_ptr=y, stride=x.stride(0),', '        n_cols=N, BLOCK_SIZE=block_size', '    )', '    return y', '',
     '@triton.jit', 'def softmax_kernel(x_ptr, y_ptr, stride, n_cols, BLOCK_SIZE: tl.constexpr):',

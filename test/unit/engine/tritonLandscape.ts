@@ -6,6 +6,17 @@ import type { Verdict } from '../../../src/contract/verdict';
 import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/knobs';
 
 /** A tiled matmul launched with small tiles, one warp and one stage (as a first version often is). */
+/** A launch as lecture code writes it: a literal 1024-element block and Triton's default warps (one line a
+ *  list entry; it ends with a newline). */
+export const LECTURE_GELU = [
+    'import torch', 'import triton', 'import triton.language as tl', '',
+    'def gelu(x):', '    y = torch.empty_like(x)', '    n = x.numel()', '    block_size = 1024',
+    '    gelu_kernel[(triton.cdiv(n, block_size),)](x, y, n, BLOCK_SIZE=block_size)', '    return y', '',
+    '@triton.jit', 'def gelu_kernel(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):',
+    '    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)',
+    '    x = tl.load(x_ptr + offs, mask=offs < n)', '    tl.store(y_ptr + offs, x * tl.sigmoid(1.702 * x), mask=offs < n)', '',
+].join('\n');
+
 export const TRITON_MATMUL = `import torch
 import triton
 import triton.language as tl

@@ -13,7 +13,7 @@ import { validateConfig } from '../../../src/remote/hostConfig';
 import { createOperators } from '../../../src/run/operatorRegistry';
 import type { Verdict } from '../../../src/contract/verdict';
 import { PythonLaunches } from './pythonLaunches';
-import { gridBest, matmulTime, outOfRegisters, outOfResources, sharedBytes, SHARED_LIMIT, TRITON_MATMUL, TritonLandscapeEvaluator, type LandscapeShape } from './tritonLandscape';
+import { gridBest, LECTURE_GELU, matmulTime, outOfRegisters, outOfResources, sharedBytes, SHARED_LIMIT, TRITON_MATMUL, TritonLandscapeEvaluator, type LandscapeShape } from './tritonLandscape';
 
 const matmulSpec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/matmul.py', kernel: 'matmul_kernel' };
 const matmulShapes: LandscapeShape[] = [{ shape: { m: 2048, n: 2048, k: 2048 }, time: matmulTime }];
@@ -297,14 +297,7 @@ describe('a row reduction whose block of rows is a loop (the softmax example: on
 });
 
 describe('a launch that leaves its warps to Triton (a lecture GELU: a literal 1024-element block, no num_warps)', () => {
-  const gelu = [
-    'import torch', 'import triton', 'import triton.language as tl', '',
-    'def gelu(x):', '    y = torch.empty_like(x)', '    n = x.numel()', '    block_size = 1024',
-    '    gelu_kernel[(triton.cdiv(n, block_size),)](x, y, n, BLOCK_SIZE=block_size)', '    return y', '',
-    '@triton.jit', 'def gelu_kernel(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):',
-    '    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)',
-    '    x = tl.load(x_ptr + offs, mask=offs < n)', '    tl.store(y_ptr + offs, x * tl.sigmoid(1.702 * x), mask=offs < n)', '',
-  ].join('\n');
+  const gelu = LECTURE_GELU;
   const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/gelu.py', kernel: 'gelu_kernel' };
   // best at 2048 elements on 8 warps: from its first step (the original's block on 8 warps) the search steps the
   // warps back, to the original setting written out (`num_warps=4`) unless it knows that setting is judged
