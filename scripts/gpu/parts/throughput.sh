@@ -23,21 +23,6 @@ run() { # name devices slots minutes specs
 # SOFTMAX_MINUTES (2) and MATMUL_MINUTES (1): shorter runs where device time is short (0 leaves the run out)
 [ "${SOFTMAX_MINUTES:-2}" != 0 ] && run one-gpu 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
 [ "${MATMUL_MINUTES:-1}" != 0 ] && run one-gpu-matmul 0 "$SLOTS" "${MATMUL_MINUTES:-1}" examples/triton/matmul/spec.py
-# COMPARE_AB=BYTES: the softmax again, after the run above in the same call, with outputs from BYTES a call on
-# compared on the device (KERNELEVOLVE_DEVICE_COMPARE_BYTES; 4 MiB by default, below every softmax output here;
-# 67108864, the default before 2026-12-03, compares them all on the host: a device-to-host copy, a pipe, numpy):
-# the CPU a candidate costs, and the rate, each way.
-if [ -n "${COMPARE_AB:-}" ]; then
-  KERNELEVOLVE_DEVICE_COMPARE_BYTES=$COMPARE_AB run "one-gpu-compare-$COMPARE_AB" 0 "$SLOTS" "${SOFTMAX_MINUTES:-2}" examples/triton/softmax/spec.py
-fi
-# MORE_SLOTS=N: the softmax again with N slots (the same GPU), for MORE_SLOTS_MINUTES (default SOFTMAX_MINUTES, or
-# 1 where that is 0): whether the rate is bound by the slots (each candidate's own latency) or by what the host
-# shares (the timing lock, the cores, the reference processes)
-if [ -n "${MORE_SLOTS:-}" ]; then
-  more_min=${MORE_SLOTS_MINUTES:-${SOFTMAX_MINUTES:-2}}
-  [ "$more_min" = 0 ] && more_min=1
-  run "one-gpu-$MORE_SLOTS-slots" 0 "$MORE_SLOTS" "$more_min" examples/triton/softmax/spec.py
-fi
 # AB_ENVS="NAME=VALUE[ NAME=VALUE];...": the softmax again (SOFTMAX_MINUTES), once with each environment, after the
 # runs above in the same call (e.g. AB_ENVS="KERNELEVOLVE_RETIME_SHAPES=0;KERNELEVOLVE_RETIME_REACH=1.41"); and
 # the matmul (MATMUL_MINUTES) with each of AB_MATMUL_ENVS
@@ -50,6 +35,18 @@ ab() { # spec minutes envs
     ( export $e; run "$name" 0 "$SLOTS" "$minutes" "$spec" )
   done
 }
+# COMPARE_AB=BYTES: one of them, KERNELEVOLVE_DEVICE_COMPARE_BYTES=BYTES: outputs from BYTES a call on compared on
+# the device (4 MiB by default, below every softmax output here; 67108864, the default before 2026-12-03, compares
+# them all on the host: a device-to-host copy, a pipe, numpy): the CPU a candidate costs, and the rate, each way.
+[ -n "${COMPARE_AB:-}" ] && ab examples/triton/softmax/spec.py "${SOFTMAX_MINUTES:-2}" "KERNELEVOLVE_DEVICE_COMPARE_BYTES=$COMPARE_AB"
+# MORE_SLOTS=N: the softmax again with N slots (the same GPU), for MORE_SLOTS_MINUTES (default SOFTMAX_MINUTES, or
+# 1 where that is 0): whether the rate is bound by the slots (each candidate's own latency) or by what the host
+# shares (the timing lock, the cores, the reference processes)
+if [ -n "${MORE_SLOTS:-}" ]; then
+  more_min=${MORE_SLOTS_MINUTES:-${SOFTMAX_MINUTES:-2}}
+  [ "$more_min" = 0 ] && more_min=1
+  run "one-gpu-$MORE_SLOTS-slots" 0 "$MORE_SLOTS" "$more_min" examples/triton/softmax/spec.py
+fi
 [ -n "${AB_ENVS:-}" ] && ab examples/triton/softmax/spec.py "${SOFTMAX_MINUTES:-2}" "$AB_ENVS"
 [ -n "${AB_MATMUL_ENVS:-}" ] && ab examples/triton/matmul/spec.py "${MATMUL_MINUTES:-1}" "$AB_MATMUL_ENVS"
 if [ "$ngpu" -ge 2 ]; then
