@@ -263,6 +263,8 @@ class Judge:
             for p in (self.worker, self.ref):
                 if p is not None:
                     p.kill()
+            if self.worker is not None:
+                self.backend.publish_compiled()
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _run(self) -> Dict[str, Any]:
@@ -332,6 +334,7 @@ class Judge:
             self._expect("precompile_loaded", "load")  # stage's, as they were
             done, _ = self._expect("precompiled", "correctness")
             self.stages["precompile_s"] = float(done.get("seconds") or 0.0)
+            self.backend.publish_compiled()  # for candidates judged meanwhile (a tuner's wave)
         self._expect("loaded", "load")
         self._correctness()
         self.stages["correctness_s"] = time.monotonic() - t

@@ -92,6 +92,8 @@ for spec in ${THROUGHPUT_SPECS:-examples/triton/softmax/spec.py examples/triton/
   tops=$!
   python3 scripts/gpu/cpu_roles.py "$OUT/roles-$ex.json" &  # CPU seconds by role (judge, workers, compiler, engine)
   roles=$!
+  # every run starts from an empty store of compiled kernels: none starts from what an earlier run compiled
+  rm -rf "${KERNELEVOLVE_CACHE:-$HOME/.cache/kernelevolve}/triton-store"
   t0=$(date +%s.%N)
   timeout "${EVOLVE_TIMEOUT:-300}" node bin/kernelevolve.js evolve --spec "$spec" --operators tune \
     --budget "$BUDGET" --time "${MINUTES:-3}" --config "$OUT/hosts.json" --out "$OUT/run-$ex" --json > "$OUT/evolve-$ex.json" 2>>"$OUT/stderr.log"

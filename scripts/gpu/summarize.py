@@ -132,6 +132,11 @@ def main(out):
             print("    checking (mean s): " + ", ".join(
                 f"{k[:-2].replace('_', ' ')} {mean(k):.3f}" for k in waits)
                 + " (a reference wait: the judge blocked on the reference process's answers; verify: after the lock)")
+        taken = [(v.get("compile") or {}).get("from_store") for v in vs]
+        taken = [n for n in taken if n is not None]
+        if taken:
+            print(f"    kernels taken from the host's store instead of compiled: {sum(taken) / len(taken):.2f} a "
+                  f"candidate ({sum(taken)} in {len(taken)} evaluations)")
         rebuilt = [(v.get("compile") or {}).get("baseline_compiled") for v in vs]
         rebuilt = [n for n in rebuilt if n is not None]
         if rebuilt:

@@ -114,6 +114,9 @@ class Backend:
     def share_baseline(self) -> None:
         """After the reference compiled the baseline: keep that, and hand it to the candidate's worker."""
 
+    def publish_compiled(self) -> None:
+        """What the candidate's worker compiled, shared with later candidates' workers on this host (a JIT's store)."""
+
     def profile_env(self, workdir: str) -> Dict[str, str]:
         """Environment of the profiling run."""
         return {}

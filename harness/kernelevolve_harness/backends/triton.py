@@ -1,7 +1,8 @@
 """Triton: the candidate module is imported under a unique name from a unique path; each worker has its own
-TRITON_CACHE_DIR (set by the judge), so candidates never share compiled kernels. The baseline's compiled
-kernels are kept between evaluations: only the reference process (which never sees a candidate) fills that
-folder, and each worker's own folder starts as a copy of it (copy_cache)."""
+TRITON_CACHE_DIR (set by the judge). The baseline's compiled kernels are kept between evaluations: only the
+reference process (which never sees a candidate) fills that folder, and each worker's own folder starts as a copy
+of it (copy_cache). What candidates compiled is shared through the host's store (publish, below): a candidate's
+worker takes from it a kernel an earlier candidate compiled for the same key."""
 from __future__ import annotations
 
 import importlib.util
@@ -10,7 +11,7 @@ import os
 import shutil
 import sys
 import uuid
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .. import static_py
 from .base import Backend, Build, cache_dir, content_key
@@ -37,7 +38,23 @@ class WorkerCaches:
         self.workdir = workdir
 
     def worker_settings(self, mode: str) -> Dict[str, Any]:
-        return {"triton_cache_dir": self.worker_folder(mode)}
+        settings: Dict[str, Any] = {"triton_cache_dir": self.worker_folder(mode)}
+        store = kernel_store() if mode == "candidate" else None  # the reference compiles only the baseline
+        if store:
+            settings["triton_store"] = store
+        return settings
+
+    def publish_compiled(self) -> None:
+        """What the candidate's worker compiled so far, into the host's store (publish)."""
+        store = kernel_store()
+        if not store or not self.workdir:
+            return
+        try:
+            os.makedirs(store, exist_ok=True)
+        except OSError:
+            return
+        if publish(self.worker_folder("candidate"), store):
+            prune(store, int(os.environ.get("KERNELEVOLVE_KERNEL_STORE_ENTRIES", "2000")))
 
     def profile_env(self, workdir: str) -> Dict[str, str]:
         return {"TRITON_CACHE_DIR": os.path.join(workdir, "triton-profile")}
@@ -46,6 +63,9 @@ class WorkerCaches:
         if config.get("triton_cache_dir"):
             os.environ["TRITON_CACHE_DIR"] = config["triton_cache_dir"]
             self.own_cache = True
+        if config.get("triton_store"):
+            os.environ[STORE_ENV] = config["triton_store"]
+            os.environ["TRITON_CACHE_MANAGER"] = "kernelevolve_harness.triton_store:StoreCacheManager"
 
     def cache_snapshot(self) -> Dict[str, int]:
         return cache_writes(os.environ.get("TRITON_CACHE_DIR") if self.own_cache else None)
@@ -191,50 +211,154 @@ class TritonBackend(WorkerCaches, Backend):
         if best:
             stats.update(best)
             stats["variants"] = len(compiled)
+        store = sys.modules.get("kernelevolve_harness.triton_store")
+        if store is not None:
+            stats["from_store"] = store.TAKEN[0]
         return stats
 
 
 def copy_cache(src: str, dst: str) -> None:
-    """Copies a Triton cache folder so that the copy serves lookups on its own. Triton finds a compiled kernel
+    """Copies a Triton cache folder so that the copy serves lookups on its own, entry by entry (copy_entry)."""
+    os.makedirs(dst, exist_ok=True)
+    for entry in os.listdir(src):
+        if os.path.isdir(os.path.join(src, entry)):
+            copy_entry(os.path.join(src, entry), os.path.join(dst, entry))
+
+
+def copy_entry(src: str, dst: str, home: Optional[str] = None, keep: Optional[Callable[[str], bool]] = None) -> None:
+    """Copies one entry of a Triton cache (a folder named by the compile's key). Triton finds a compiled kernel
     through a group file (__grp__<name>.json) that lists its files by absolute path: a plain copy still points
     into the folder it came from, and once that folder is gone, every lookup misses and the kernel is compiled
-    again (into the copy, so a count of new entries does not see it). The copy's group files point into the copy.
-    A file the destination has already is left as it is, and each new one arrives whole (a temporary name, then
-    renamed): the worker may be running from that folder already (its first calls while the reference starts),
-    and a compiled launcher rewritten in place under a process that has it loaded kills that process (SIGSEGV
-    on the H200, the candidate's first correctness call)."""
-    def add(s: str, d: str) -> str:
-        if not os.path.exists(d):
-            tmp = f"{d}.{os.getpid()}.tmp"
-            shutil.copy2(s, tmp)
-            os.replace(tmp, d)
-        return d
-
-    shutil.copytree(src, dst, dirs_exist_ok=True, copy_function=add)
-    for entry in os.listdir(dst):
-        folder = os.path.join(dst, entry)
-        if not os.path.isdir(folder):
+    again (into the copy, so a count of new entries does not see it). The copy's group files point into `home`
+    (where the copy will live; `dst` itself unless it is renamed there after). A file the destination has already
+    is left as it is, and each new one arrives whole (a temporary name, then renamed): the worker may be running
+    from that folder already (its first calls while the reference starts), and a compiled launcher rewritten in
+    place under a process that has it loaded kills that process (SIGSEGV on the H200, the candidate's first
+    correctness call). `keep(name)`: which of a group's files to copy (the rest leave the group too)."""
+    home = home or dst
+    os.makedirs(dst, exist_ok=True)
+    names = [n for n in os.listdir(src) if os.path.isfile(os.path.join(src, n))]
+    groups = [n for n in names if n.startswith("__grp__") and n.endswith(".json")]
+    for name in names:
+        if name in groups or (keep is not None and not keep(name)):
             continue
-        for name in os.listdir(folder):
-            if not (name.startswith("__grp__") and name.endswith(".json")):
-                continue
-            path = os.path.join(folder, name)
-            try:
-                with open(path, encoding="utf-8") as f:
-                    group = json.load(f)
-                children = group.get("child_paths")
-                if not isinstance(children, dict):
-                    continue
-                moved = {k: os.path.join(folder, os.path.basename(str(v))) for k, v in children.items()}
-                if moved == children or not all(os.path.exists(v) for v in moved.values()):
-                    continue
-                group["child_paths"] = moved
-                tmp = f"{path}.{os.getpid()}.tmp"
-                with open(tmp, "w", encoding="utf-8") as f:
-                    json.dump(group, f)
-                os.replace(tmp, path)
-            except (OSError, ValueError):
-                continue  # a lookup that misses costs a compile, never a verdict
+        target = os.path.join(dst, name)
+        if not os.path.exists(target):
+            tmp = f"{target}.{os.getpid()}.tmp"
+            shutil.copy2(os.path.join(src, name), tmp)
+            os.replace(tmp, target)
+    for name in groups:
+        target = os.path.join(dst, name)
+        if os.path.exists(target) and keep is None:
+            _rehome_group(target, dst, home)
+            continue
+        try:
+            with open(os.path.join(src, name), encoding="utf-8") as f:
+                group = json.load(f)
+            children = group.get("child_paths")
+            if not isinstance(children, dict):
+                raise ValueError("no child_paths")
+        except (OSError, ValueError):
+            if not os.path.exists(target):
+                shutil.copy2(os.path.join(src, name), target)  # as it is: a lookup that misses costs a compile
+            continue
+        moved = {k: os.path.join(home, os.path.basename(str(v))) for k, v in children.items()
+                 if keep is None or keep(os.path.basename(str(v)))}
+        if not all(os.path.exists(os.path.join(dst, os.path.basename(v))) for v in moved.values()):
+            continue  # a group whose files are not all here would be a lookup that fails, not one that misses
+        _write_json(target, {**group, "child_paths": moved})
+
+
+def _rehome_group(path: str, folder: str, home: str) -> None:
+    """A group file already in the destination: its paths into `home`, where its files are."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            group = json.load(f)
+        children = group.get("child_paths")
+        if not isinstance(children, dict):
+            return
+        moved = {k: os.path.join(home, os.path.basename(str(v))) for k, v in children.items()}
+        if moved != children and all(os.path.exists(os.path.join(folder, os.path.basename(v)))
+                                     for v in moved.values()):
+            _write_json(path, {**group, "child_paths": moved})
+    except (OSError, ValueError):
+        pass  # a lookup that misses costs a compile, never a verdict
+
+
+def _write_json(path: str, value: Any) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(value, f)
+    os.replace(tmp, path)
+
+
+# --- the host's store of what candidates compiled ----------------------------------------------------------
+# A tuner's candidates differ in their launch settings, not in their kernels' text: most of what one candidate
+# compiles (a kernel's text with one set of constants, warps and stages) an earlier one compiled already. Each
+# candidate's worker still compiles into a folder of its own; its judge, after the worker's first calls and again
+# at the end, publishes what that folder holds into the host's store (publish), and a worker whose own folder
+# lacks an entry takes it from the store (triton_store.StoreCacheManager) instead of compiling it again. Only a
+# judge writes the store, and only what Triton wrote into a worker's folder: a candidate can write no file (its
+# static checks refuse open, os, Triton's runtime and compiler), so an entry is what Triton compiled for its key,
+# as in the cache Triton shares between all of a user's processes by default.
+STORE_ENV = "KERNELEVOLVE_TRITON_STORE"
+BINARIES = (".json", ".cubin", ".hsaco")  # what loading a compiled kernel reads (Triton's binary-only cache)
+
+
+def kernel_store() -> Optional[str]:
+    """The host's store (KERNELEVOLVE_KERNEL_STORE=0: none; each candidate compiles all it calls)."""
+    if os.environ.get("KERNELEVOLVE_KERNEL_STORE", "1") == "0":
+        return None
+    return os.path.join(cache_dir(), "triton-store")
+
+
+def publish(folder: str, store: str) -> int:
+    """Adds to the store each complete entry of a worker's cache folder that the store lacks: a kernel (its group
+    file, its metadata and binary; the intermediate forms stay behind) or a compiled launcher. An entry arrives
+    whole (built under a temporary name, then renamed); where two judges publish one key, the first stays.
+    Returns how many entries were added."""
+    added = 0
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return 0
+    for key in entries:
+        src, dst = os.path.join(folder, key), os.path.join(store, key)
+        if os.path.exists(dst) or not os.path.isdir(src):
+            continue
+        try:
+            names = os.listdir(src)
+        except OSError:
+            continue
+        kernel = any(n.startswith("__grp__") and n.endswith(".json") for n in names)
+        if not kernel and not any(n.endswith(".so") for n in names):
+            continue  # a compile still running, or one that died half written
+        tmp = os.path.join(store, f".{key}.{os.getpid()}.tmp")
+        try:
+            copy_entry(src, tmp, home=dst, keep=(lambda n: n.endswith(BINARIES)) if kernel else None)
+            os.rename(tmp, dst)
+            added += 1
+        except OSError:
+            pass  # the same key published meanwhile, or the store's disk full: a later compile, never a verdict
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return added
+
+
+def prune(store: str, limit: int) -> int:
+    """Above `limit` entries, the oldest published go until a quarter of the room is free; returns how many. A
+    worker copying an entry that goes meanwhile compiles it instead."""
+    try:
+        keys = [e for e in os.scandir(store) if e.is_dir() and not e.name.startswith(".")]
+    except OSError:
+        return 0
+    if len(keys) <= limit:
+        return 0
+    keys.sort(key=lambda e: e.stat().st_mtime)
+    gone = keys[:len(keys) - limit * 3 // 4]
+    for e in gone:
+        shutil.rmtree(e.path, ignore_errors=True)
+    return len(gone)
 
 
 def cache_writes(folder: Optional[str]) -> Dict[str, int]:

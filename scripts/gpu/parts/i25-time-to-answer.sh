@@ -62,6 +62,8 @@ if has evolve; then
       echo "evolve: $name left out (the part's ${PART_LIMIT_S} s would not hold it)"
       continue
     fi
+    # each run starts from an empty store of compiled kernels, as a kernel's first tune on a host
+    rm -rf "${KERNELEVOLVE_CACHE:-$HOME/.cache/kernelevolve}/triton-store"
     t0=$(date +%s.%N)
     KERNELEVOLVE_PRELOAD=$preload timeout "${EVOLVE_TIMEOUT:-90}" node bin/kernelevolve.js evolve --spec "$spec" --operators tune --budget 20 \
       --config "$RAW/hosts-evolve.json" --out "$RAW/evolve/$name" --json > "$RAW/evolve/$name.json" 2> "$RAW/evolve/$name.log"
