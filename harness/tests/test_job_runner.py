@@ -24,9 +24,10 @@ def _env(tmp: Path, cache: Path) -> Dict[str, str]:
                 KERNELEVOLVE_LOCK_DIR=str(tmp / "locks"), TMPDIR=str(tmp))
 
 
-def start_job(job: Dict[str, Any], tmp: Path, cache: Path) -> subprocess.Popen:
+def start_job(job: Dict[str, Any], tmp: Path, cache: Path, **env: str) -> subprocess.Popen:
     p = subprocess.Popen([sys.executable, "-m", "kernelevolve_harness", "run-job"], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp, cache), cwd=str(tmp))
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**_env(tmp, cache), **env},
+                         cwd=str(tmp))
     assert p.stdin is not None
     p.stdin.write(json.dumps(job))
     p.stdin.close()
@@ -83,6 +84,18 @@ def test_a_job_from_stdin_answers_one_verdict_envelope_with_its_lock(tmp_path: P
     assert all(0 < end - start for start, end in holds)
     assert holds[-1][1] - holds[0][0] < e["elapsed_ms"] / 1000
     assert e["elapsed_ms"] > 0 and e["node"]
+
+
+def test_the_judge_keeps_its_compiled_bytecode_in_the_harness_cache(tmp_path: Path) -> None:
+    # An image that sets PYTHONDONTWRITEBYTECODE (the H200's) had every judge, a new Python per job, compile numpy
+    # and the harness from their sources: the judge reads and writes its bytecode in the harness's cache instead
+    cache = tmp_path / "cache"
+    e = answer(start_job(mm_job(NAIVE), tmp_path, cache, PYTHONDONTWRITEBYTECODE="1"))
+    assert e["verdict"]["status"] == "ok", e
+    compiled = {p.name.split(".")[0] for p in (cache / "pycache").rglob("*.pyc")}
+    assert {"judge", "ratios", "compare"} <= compiled, sorted(compiled)[:20]
+    import numpy
+    assert any((cache / "pycache" / Path(numpy.__file__).parent.relative_to("/")).rglob("*.pyc"))
 
 
 def test_the_envelope_names_the_machine_as_check_host_does(tmp_path: Path, cache_dir: Path) -> None:
