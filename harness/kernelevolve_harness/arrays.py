@@ -106,12 +106,10 @@ class Guard:
     def damage(self) -> Optional[str]:
         """'before the start' / 'past the end' when a band was written, else None."""
         if is_torch(self.buf):
-            t = _torch()
-            if not t.equal(self.buf[self.front], self.canary):
-                return "before the start"
-            if not t.equal(self.buf[self.back], self.canary):
-                return "past the end"
-            return None
+            t = _torch()  # both bands in one transfer from the device
+            front, back = t.stack([(self.buf[self.front] != self.canary).any(),
+                                   (self.buf[self.back] != self.canary).any()]).tolist()
+            return "before the start" if front else "past the end" if back else None
         if not np.array_equal(self.buf[self.front], self.canary):
             return "before the start"
         if not np.array_equal(self.buf[self.back], self.canary):

@@ -95,6 +95,46 @@ class _Ops:
 
 
 @dataclass
+class _Chunk:
+    broken: int
+    mismatched: int
+    finite: int
+    squares_d: float
+    squares_r: float
+    bad: int
+    worst: int
+    worst_excess: float
+    worst_diff: float
+    max_diff: float
+
+
+def _device_chunk(t: Any, c: Any, r: Any, scaled_rtol: float, scaled_atol: float, wide: bool) -> _Chunk:
+    """One chunk's figures, as check's loop computes them for numpy, with one transfer from the device instead of
+    one per figure: each transfer waits for the device, which the other evaluations' processes keep busy. The
+    index of the first broken or mismatched element is found after, and only where there is one."""
+    r_fin = t.isfinite(r)
+    broken = r_fin & ~t.isfinite(c)
+    if wide:
+        mismatched = broken.new_zeros(())
+    else:
+        mismatched = (~r_fin & ~((t.isnan(r) & t.isnan(c)) | (r == c))).sum()
+    zero = r.new_zeros(())
+    c = t.where(r_fin, c, zero)  # compare only where the reference is finite
+    r = t.where(r_fin, r, zero)
+    diff = t.abs(c - r)
+    wide_diff = diff.to(t.float64)
+    wide_ref = t.abs(r).to(t.float64)
+    excess = diff / (t.abs(r) * scaled_rtol + scaled_atol)
+    i = t.argmax(excess)
+    figures = t.stack([broken.sum().to(t.float64), mismatched.to(t.float64), r_fin.sum().to(t.float64),
+                       (wide_diff * wide_diff).sum(), (wide_ref * wide_ref).sum(),
+                       (excess > 1.0).sum().to(t.float64), i.to(t.float64), excess[i].to(t.float64),
+                       diff[i].to(t.float64), diff[t.argmax(diff)].to(t.float64)]).tolist()
+    b, m, fin, sd, sr, bad, worst, e, d, dmax = figures
+    return _Chunk(int(b), int(m), int(fin), sd, sr, int(bad), int(worst), e, d, dmax)
+
+
+@dataclass
 class Found:
     """What a check found: `problem` is None when the output matches, else the sentence compare.py would say."""
     problem: Optional[str]
@@ -143,6 +183,25 @@ def check(k: int, cand: Any, ref: Any, rtol: float, atol: float, chunk: int = CH
     for s in range(0, n, chunk):
         c = ops.widen(c_all[s:s + chunk])
         r = ops.widen(r_all[s:s + chunk])
+        if ops.torch is not None:  # the same figures, in one transfer from the device (_device_chunk)
+            got = _device_chunk(ops.torch, c, r, scaled_rtol, scaled_atol, wide)
+            if got.broken:
+                if first_broken < 0:
+                    first_broken = s + ops.first(ops.isfinite(r) & ~ops.isfinite(c))
+                broken_count += got.broken
+                continue
+            if got.mismatched and special_mismatch < 0:
+                special_mismatch = s + ops.first(~ops.isfinite(r) & ~((ops.isnan(r) & ops.isnan(c)) | (r == c)))
+            finite_count += got.finite
+            if got.finite == 0:
+                continue
+            squares_d += got.squares_d
+            squares_r += got.squares_r
+            n_bad += got.bad
+            max_diff = max(max_diff, got.max_diff)
+            if got.worst_excess > worst_excess:
+                worst, worst_excess, worst_diff = s + got.worst, got.worst_excess, got.worst_diff
+            continue
         r_fin = ops.isfinite(r)
         c_fin = ops.isfinite(c)
         broken = r_fin & ~c_fin

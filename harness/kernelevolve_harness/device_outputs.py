@@ -192,8 +192,10 @@ def wide_atol(ref: Any, rtol: float, atol: float) -> float:
         part = flat[s:s + CHUNK_ELEMENTS]
         part = part.to(t.float64) if part.is_floating_point() else part.abs().to(t.float64)
         fin = t.isfinite(part)
-        count += int(fin.sum().item())
-        squares += float(t.where(fin, part, t.zeros((), dtype=part.dtype, device=part.device)).square().sum().item())
+        n, sq = t.stack([fin.sum().to(t.float64),  # in one transfer from the device
+                         t.where(fin, part, t.zeros((), dtype=part.dtype, device=part.device)).square().sum()]).tolist()
+        count += int(n)
+        squares += float(sq)
     return max(atol, rtol * math.sqrt(squares / count)) if count else atol
 
 

@@ -9,15 +9,28 @@ import numpy as np
 import pytest
 
 from kernelevolve_harness.chunked_compare import check
+
+try:
+    import torch
+except ImportError:  # the tensors' path is then tested on the GPU machine only (test_device_outputs.py)
+    torch = None
 from kernelevolve_harness.compare import compare
 
 RTOL, ATOL = 1e-4, 1e-5
 
 
 def both(cand: np.ndarray, ref: np.ndarray, chunk: int, rtol: float = RTOL, atol: float = ATOL) -> Optional[str]:
+    """compare.py's sentence, which the chunked check must say on numpy arrays and, where torch is installed, on
+    torch tensors (its one-transfer path, as on the GPU)."""
     whole = compare(0, cand, str(cand.dtype), ref, str(ref.dtype), {"rtol": rtol, "atol": atol})
     found = check(0, cand, ref, rtol, atol, chunk=chunk)
     assert found.problem == whole, (found.problem, whole)
+    if torch is not None and ref.dtype.kind == "f":
+        on_tensors = check(0, torch.from_numpy(np.ascontiguousarray(cand)), torch.from_numpy(np.ascontiguousarray(ref)),
+                           rtol, atol, chunk=chunk)
+        assert on_tensors.problem == whole, (on_tensors.problem, whole)
+        assert on_tensors.norm_rel == pytest.approx(found.norm_rel, rel=1e-9, abs=1e-300)
+        assert on_tensors.max_excess == pytest.approx(found.max_excess, rel=1e-6)
     return whole
 
 
@@ -115,3 +128,41 @@ def test_errors_at_the_edge_of_the_allowance_are_judged_as_compare_judges_them(r
     assert both(inside, rows, chunk, rtol, atol) is None
     text = both(between, rows, chunk, rtol, atol)
     assert text and "(3, 4)" in text and "1 of 1961 elements out of tolerance" in text, text
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed (the tensors' path then runs on the GPU machine only)")
+@pytest.mark.parametrize("seed", range(40))
+def test_tensors_and_arrays_say_the_same_on_outputs_with_zeros_and_specials(seed: int) -> None:
+    # zeros with atol 0 (0/0 in the allowance), NaN and Inf on either side, near misses: one transfer per chunk
+    # must find what the figure-by-figure path on arrays finds
+    g = np.random.default_rng(seed)
+    ref = g.standard_normal(300).astype(np.float32)
+    ref[g.integers(0, 300, 30)] = 0.0
+    cand = (ref + g.standard_normal(300).astype(np.float32) * g.choice([0.0, 1e-7, 1e-5, 1e-3])).astype(np.float32)
+    for arr in (ref, cand):
+        if g.random() < 0.5:
+            arr[g.integers(0, 300, 2)] = g.choice([np.nan, np.inf, -np.inf])
+    if g.random() < 0.3:
+        cand[ref == 0.0] = 0.0
+    atol = float(g.choice([0.0, 1e-6, 1e-4]))
+    for chunk in (1, 17, 1 << 24):
+        on_arrays = check(0, cand, ref, RTOL, atol, chunk=chunk)
+        on_tensors = check(0, torch.from_numpy(cand), torch.from_numpy(ref), RTOL, atol, chunk=chunk)
+        assert on_tensors.problem == on_arrays.problem, (on_tensors.problem, on_arrays.problem)
+        assert on_tensors.norm_rel == pytest.approx(on_arrays.norm_rel, rel=1e-9, abs=1e-300)
+        assert on_tensors.max_excess == pytest.approx(on_arrays.max_excess, rel=1e-6, nan_ok=True)
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed (the tensors' path then runs on the GPU machine only)")
+def test_a_tensors_guard_bands_say_which_side_was_written() -> None:
+    from kernelevolve_harness.arrays import BAND, guarded_copy
+    canary = bytes(i % 251 for i in range(BAND))
+    x = torch.arange(12, dtype=torch.float32)
+    for side, where in ((None, None), ("front", "before the start"), ("back", "past the end")):
+        view, guard = guarded_copy(x, canary)
+        if side == "front":
+            guard.buf[BAND - 1] ^= 0xFF
+        elif side == "back":
+            guard.buf[BAND + 48] ^= 0xFF  # the first byte after the 12 floats
+        assert guard.damage() == where
+        assert torch.equal(view, x)
