@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The variables that can change what the server's imports do; judges that differ in one of them get servers
@@ -271,14 +271,14 @@ class Server:
         _send(conn, {"pid": self.shared[key][0], "shared": how, "preloaded": how == "started" and preloaded})
 
     def fork(self, req: Dict[str, Any], fds: List[int], ctl: Optional[socket.socket] = None,
-             also_close: Optional[List[socket.socket]] = None) -> Tuple[int, bool]:
+             also_close: Optional[List[socket.socket]] = None) -> Tuple[int, Union[bool, str]]:
         """A worker forked from the spec's fork point where it has one ready (True), else from this process."""
         key = _preload_key(req)
         z = self.zygotes.get(key)
         if z is not None and z.state == "ready":
             pid = z.fork(req, fds + ([ctl.fileno()] if ctl is not None else []), self.exited)
             if pid is not None:
-                return pid, True
+                return pid, "ahead" if z.ahead else True
             self.zygote_gone(z)
         if key and key in self.no_zygote:
             sp = self.take_spare(req)
@@ -569,6 +569,7 @@ class Zygote:
         self.key, self.pid, self.sock, self.req = key, pid, sock, req
         self.state = "starting"  # then "ready"; one found unusable is gone
         self.children: set = set()
+        self.ahead = False  # the last worker it gave was started ahead (Ahead)
         self.last_used = time.monotonic()
 
     def read(self) -> Optional[Dict[str, Any]]:
@@ -588,6 +589,7 @@ class Zygote:
                 if "pid" in msg:
                     self.children.add(int(msg["pid"]))
                     self.last_used = time.monotonic()
+                    self.ahead = bool(msg.get("ahead"))
                     return int(msg["pid"])
                 if "exit" in msg:
                     self.children.discard(int(msg["exit"]))
@@ -703,6 +705,7 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
         os.set_blocking(wake_w, False)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        ahead = Ahead(bool(pre_gpu(req)))
         while True:
             ready, _, _ = select.select([sock, wake_r], [], [], 1.0)
             if sock in ready:
@@ -713,15 +716,19 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
                 if not data:
                     return 0  # the server is gone (its workers die with this process)
                 job = json.loads(data)
-                sys.stdout.flush()
-                sys.stderr.flush()
-                pid = os.fork()
-                if pid == 0:
-                    ctl = socket.socket(fileno=fds[3]) if len(fds) > 3 else None
-                    _become_worker(job, fds[:3], [sock], [wake_r, wake_w], ctl)
+                pid = ahead.hand(job, fds)
+                started_ahead = pid is not None
+                if pid is None:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    pid = os.fork()
+                    if pid == 0:
+                        ctl = socket.socket(fileno=fds[3]) if len(fds) > 3 else None
+                        _become_worker(job, fds[:3], [sock, *ahead.sockets()], [wake_r, wake_w], ctl)
                 for x in fds:
                     os.close(x)
-                _send(sock, {"pid": pid})
+                _send(sock, {"pid": pid, "ahead": started_ahead})
+                ahead.top_up(job, [sock], [wake_r, wake_w])  # for the next judges
             try:
                 os.read(wake_r, 4096)
             except BlockingIOError:
@@ -729,6 +736,94 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
             for pid, code in _reaped():
                 _send(sock, {"exit": pid, "code": code})
     _as_child(body)
+
+
+def pre_gpu(req: Dict[str, Any]) -> bool:
+    """Whether a fork point's workers run on a GPU through torch (their device's context can be made ahead)."""
+    try:
+        from .backends import get_backend
+        return bool(get_backend(str((req.get("preload") or {}).get("backend") or "")).gpu) and "torch" in sys.modules
+    except Exception:
+        return False
+
+
+class Ahead:
+    """A fork point's workers started ahead of their judges' requests, each past its device's context: a GPU
+    worker's first call made that context (cuInit, torch's CUDA state, the driver's context on the device: 0.5-0.8 s
+    on the H200, more with a dozen workers starting at once), on the path of every evaluation. Each is a fresh
+    process forked from the fork point that no candidate has run in, used for one job (as a Spare), and only for
+    a job whose device environment (CUDA_VISIBLE_DEVICES and the other CUDA and torch variables) is the one it
+    made its context in. KERNELEVOLVE_WORKERS_AHEAD (2 for a GPU backend's workers, else 0) of them per device
+    environment."""
+
+    def __init__(self, gpu: bool) -> None:
+        text = os.environ.get("KERNELEVOLVE_WORKERS_AHEAD", "").strip()
+        self.most = int(text) if text.isdigit() else 2 if gpu else 0  # set: for any backend's workers
+        self.ready: List[Tuple[int, socket.socket, str]] = []
+
+    @staticmethod
+    def key(job: Dict[str, Any]) -> str:
+        env = job.get("env") or {}
+        device = sorted((k, v) for k, v in env.items() if k.startswith(("CUDA_", "PYTORCH_", "TORCH_", "NVIDIA_")))
+        return json.dumps([device, bool(job.get("limit_memory"))])
+
+    def sockets(self) -> List[socket.socket]:
+        return [s for _, s, _ in self.ready]
+
+    def hand(self, job: Dict[str, Any], fds: List[int]) -> Optional[int]:
+        """Gives the job to a worker started ahead for its device environment; its pid, or None (none is there)."""
+        key = self.key(job)
+        while True:
+            entry = next((e for e in self.ready if e[2] == key), None)
+            if entry is None:
+                return None
+            self.ready.remove(entry)
+            pid, mine, _ = entry
+            try:
+                socket.send_fds(mine, [json.dumps(job).encode()], fds)
+                return pid
+            except OSError:
+                _kill_group(pid)  # gone: the next one, or a fork
+            finally:
+                mine.close()
+
+    def top_up(self, job: Dict[str, Any], sockets: List[socket.socket], pipes: List[int]) -> None:
+        """Starts workers ahead for this job's device environment, up to the count; those of other environments
+        beyond it go."""
+        if not self.most:
+            return
+        key = self.key(job)
+        others = [e for e in self.ready if e[2] != key]
+        for e in others[:max(0, len(self.ready) - 4 * self.most)]:
+            self.ready.remove(e)
+            e[1].close()
+            _kill_group(e[0])
+        while sum(1 for e in self.ready if e[2] == key) < self.most:
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                mine.close()
+                _as_child(lambda: _ahead_main(theirs, job, [*sockets, *self.sockets()], pipes))
+            theirs.close()
+            self.ready.append((pid, mine, key))
+
+
+def _ahead_main(sock: socket.socket, job: Dict[str, Any], sockets: List[socket.socket], pipes: List[int]) -> int:
+    """In a worker started ahead: a worker's process (as _become_worker makes it), the job's device environment,
+    its context made, then one judge's job. A context that cannot be made is left for the worker's first call to
+    fail on and say why, as it would have without this."""
+    _worker_process(job, sockets, pipes)
+    os.environ.clear()
+    os.environ.update(job.get("env") or {})
+    try:
+        import torch
+        torch.empty(1, device="cuda")
+        torch.cuda.synchronize()
+    except Exception:
+        pass
+    return _serve_one_job(sock)
 
 
 def _reaped() -> List[Tuple[int, int]]:
@@ -933,6 +1028,7 @@ class WarmChild:
         self.server_lost = False  # the server went away without reporting the worker's exit (it took it along)
         self.shared = ""  # a shared reference: "started" (by this judge) or "reused"
         self.preloaded = False  # forked past the spec's and the baseline's imports (Zygote)
+        self.ahead = False  # and started ahead of its request, past its device's context (Ahead)
 
     def wait(self, timeout: Optional[float] = None) -> int:
         if self.returncode is None:
@@ -1078,6 +1174,7 @@ def _spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int,
     child = WarmChild(conn, int(msg["pid"]))
     child.shared = str(msg.get("shared") or "")
     child.preloaded = bool(msg.get("preloaded"))
+    child.ahead = msg.get("preloaded") == "ahead"
     return child, ""
 
 

@@ -253,3 +253,41 @@ def test_a_reference_that_dies_at_its_start_is_reported_at_once(harness: Harness
                        cwd=str(harness.tmp), timeout=170)
     assert time.monotonic() - t < 60, r.stderr
     assert r.returncode != 0 and "exited with code 3" in r.stderr, (r.returncode, r.stdout, r.stderr[-2000:])
+
+
+def _descendants(pid: int) -> List[int]:
+    try:
+        kids = [int(x) for x in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    except OSError:
+        return []
+    return kids + [d for k in kids for d in _descendants(k)]
+
+
+def test_workers_started_ahead_serve_later_judges_and_hold_no_socket(harness: Harness, problem: Dict[str, Any]) -> None:
+    """A fork point starts workers ahead of their requests (warm.Ahead; on a GPU, past the device's context): a
+    later evaluation's worker is one of them, judges as a forked one does, and holds no socket of the fork point
+    (a candidate holding one could hand another worker started ahead a job of its own)."""
+    ahead = {"KERNELEVOLVE_WORKERS_AHEAD": "2"}
+    assert judge(harness, problem, RIGHT, **ahead)["status"] == "ok"
+    assert until(lambda: " ready in " in server_log(problem), 20), server_log(problem)
+    second = judge(harness, problem, RIGHT, **ahead)  # forked; two are started ahead after it
+    assert second["status"] == "ok" and "workers_ahead" not in second["stages"], second
+    server = int(next(x for x in server_log(problem).splitlines() if "ready in" in x).split("(pid ")[1].split(",")[0])
+    verdicts: List[Dict[str, Any]] = []
+    run = threading.Thread(target=lambda: verdicts.append(judge(harness, problem, SLOW, **ahead)))
+    run.start()
+    held: Dict[int, List[str]] = {}
+    while run.is_alive():
+        for pid in _descendants(server):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/1").endswith("candidate.log"):
+                    held[pid] = [t for t in (os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd"))
+                                 if t.startswith("socket:")]
+            except OSError:
+                continue
+        time.sleep(0.02)
+    run.join()
+    assert verdicts[0]["status"] == "ok" and verdicts[0]["stages"]["workers_ahead"] == 1, verdicts
+    assert held and not any(held.values()), held
+    wrong = judge(harness, problem, RIGHT.replace("2.0f", "3.0f"), **ahead)
+    assert wrong["status"] == "incorrect" and wrong["stages"]["workers_ahead"] == 1, wrong
