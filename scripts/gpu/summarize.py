@@ -132,6 +132,9 @@ def main(out):
             print("    checking (mean s): " + ", ".join(
                 f"{k[:-2].replace('_', ' ')} {mean(k):.3f}" for k in waits)
                 + " (a reference wait: the judge blocked on the reference process's answers; verify: after the lock)")
+        ahead = sum(st.get("workers_ahead", 0) for st in stages)
+        print(f"    workers started ahead of their request (past the device's context): {ahead} in {len(stages)} "
+              f"evaluations")
         taken = [(v.get("compile") or {}).get("from_store") for v in vs]
         taken = [n for n in taken if n is not None]
         if taken:
