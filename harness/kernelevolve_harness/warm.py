@@ -753,12 +753,13 @@ class Ahead:
     on the H200, more with a dozen workers starting at once), on the path of every evaluation. Each is a fresh
     process forked from the fork point that no candidate has run in, used for one job (as a Spare), and only for
     a job whose device environment (CUDA_VISIBLE_DEVICES and the other CUDA and torch variables) is the one it
-    made its context in. KERNELEVOLVE_WORKERS_AHEAD (2 for a GPU backend's workers, else 0) of them per device
-    environment."""
+    made its context in. KERNELEVOLVE_WORKERS_AHEAD (4 for a GPU backend's workers, else 0) of them per device
+    environment: a tune's judges ask for one every 0.7 s, and a context takes 1.5 s under that load (H200), so
+    with 2 most judges found theirs still making it."""
 
     def __init__(self, gpu: bool) -> None:
         text = os.environ.get("KERNELEVOLVE_WORKERS_AHEAD", "").strip()
-        self.most = int(text) if text.isdigit() else 2 if gpu else 0  # set: for any backend's workers
+        self.most = int(text) if text.isdigit() else 4 if gpu else 0  # set: for any backend's workers
         self.ready: List[Tuple[int, socket.socket, str]] = []
 
     @staticmethod
