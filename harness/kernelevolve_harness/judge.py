@@ -313,6 +313,7 @@ class Judge:
         precompiling = _precompiles(self.backend)
         if precompiling:  # the candidate's first calls (its JIT compiles) while the reference starts
             self.worker.send({"type": "precompile", "candidate_artifact": cand_build.artifact})
+            asked = time.monotonic()
         t = time.monotonic()
         info = self._reference_ready()
         # what of the reference's start (its process, the baseline's probe and compiles) the candidate's compile
@@ -333,6 +334,8 @@ class Judge:
         t = time.monotonic()
         if precompiling:  # a crash or a hang in loading it is the load stage's, in its first calls the correctness
             self._expect("precompile_loaded", "load")  # stage's, as they were
+            # from asking to the candidate loaded: the worker's own start (a context still being made) and the load
+            self.stages["first_calls_start_s"] = time.monotonic() - asked
             done, _ = self._expect("precompiled", "correctness")
             self.stages["precompile_s"] = float(done.get("seconds") or 0.0)
             self.backend.publish_compiled()  # for candidates judged meanwhile (a tuner's wave)

@@ -134,7 +134,11 @@ def main(out):
                 + " (a reference wait: the judge blocked on the reference process's answers; verify: after the lock)")
         ahead = sum(st.get("workers_ahead", 0) for st in stages)
         print(f"    workers started ahead of their request (past the device's context): {ahead} in {len(stages)} "
-              f"evaluations")
+              f"evaluations; from asking for the first calls to the candidate loaded (mean s): "
+              f"{mean('first_calls_start_s'):.3f}; medians: first calls "
+              f"{statistics.median([st.get('precompile_s', 0) for st in stages] or [0]):.3f}, correct s "
+              f"{statistics.median([st.get('correctness_s', 0) for st in stages] or [0]):.3f}, total s "
+              f"{statistics.median([st.get('total_s', 0) for st in stages] or [0]):.3f}")
         taken = [(v.get("compile") or {}).get("from_store") for v in vs]
         taken = [n for n in taken if n is not None]
         if taken:
