@@ -705,7 +705,7 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
         os.set_blocking(wake_w, False)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
-        ahead = Ahead(bool(pre_gpu(req)))
+        ahead = Ahead()
         while True:
             ready, _, _ = select.select([sock, wake_r], [], [], 1.0)
             if sock in ready:
@@ -738,28 +738,20 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
     _as_child(body)
 
 
-def pre_gpu(req: Dict[str, Any]) -> bool:
-    """Whether a fork point's workers run on a GPU through torch (their device's context can be made ahead)."""
-    try:
-        from .backends import get_backend
-        return bool(get_backend(str((req.get("preload") or {}).get("backend") or "")).gpu) and "torch" in sys.modules
-    except Exception:
-        return False
-
-
 class Ahead:
     """A fork point's workers started ahead of their judges' requests, each past its device's context: a GPU
-    worker's first call made that context (cuInit, torch's CUDA state, the driver's context on the device: 0.5-0.8 s
-    on the H200, more with a dozen workers starting at once), on the path of every evaluation. Each is a fresh
-    process forked from the fork point that no candidate has run in, used for one job (as a Spare), and only for
-    a job whose device environment (CUDA_VISIBLE_DEVICES and the other CUDA and torch variables) is the one it
-    made its context in. KERNELEVOLVE_WORKERS_AHEAD (4 for a GPU backend's workers, else 0) of them per device
-    environment: a tune's judges ask for one every 0.7 s, and a context takes 1.5 s under that load (H200), so
-    with 2 most judges found theirs still making it."""
+    worker's first call makes that context (cuInit, torch's CUDA state, the driver's context on the device: 0.36 s
+    alone on the H200, 1.2 s with eight made at once), on the path of every evaluation. Each is a fresh process
+    forked from the fork point that no candidate has run in, used for one job (as a Spare), and only for a job
+    whose device environment (CUDA_VISIBLE_DEVICES and the other CUDA and torch variables) is the one it made its
+    context in. KERNELEVOLVE_WORKERS_AHEAD of them per device environment; none by default: on the H200 a tune's
+    judges found theirs still making its context (the device makes at most about six a second, slower the more
+    at once), so the seconds moved from the first calls to the wait before them, and the tune was no faster
+    (docs/benchmarks.md, 2026-12-03, fourth session)."""
 
-    def __init__(self, gpu: bool) -> None:
+    def __init__(self) -> None:
         text = os.environ.get("KERNELEVOLVE_WORKERS_AHEAD", "").strip()
-        self.most = int(text) if text.isdigit() else 4 if gpu else 0  # set: for any backend's workers
+        self.most = int(text) if text.isdigit() else 0  # measured without gain on a tune (docs/benchmarks.md)
         self.ready: List[Tuple[int, socket.socket, str]] = []
 
     @staticmethod
