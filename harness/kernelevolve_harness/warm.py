@@ -316,17 +316,12 @@ class Server:
     def start_child(self, main: Callable[..., None], req: Dict[str, Any]) -> Tuple[int, socket.socket]:
         """A fork point or a spare: a child of this process with a folder of its own, talking to it over a
         socket pair (its end returned with its pid); none of this process's other descriptors stay open in it."""
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
+        pid, mine, theirs = _fork_paired()
         if pid == 0:
-            mine.close()
             others = [c for _, c in self.shared.values()]
             main(theirs, req, _preload_home(os.path.dirname(self.path), os.getpid()),
                  [self.listener, *self.conns.values(), *others, *self.zygote_socks(), *self.spare_socks()],
                  [self.wake_r, self.wake_w, *self.owner_fd, *self.inflight])
-        theirs.close()
         return pid, mine
 
     def spare_socks(self) -> List[socket.socket]:
@@ -792,15 +787,21 @@ class Ahead:
             e[1].close()
             _kill_group(e[0])
         while sum(1 for e in self.ready if e[2] == key) < self.most:
-            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
+            pid, mine, theirs = _fork_paired()
             if pid == 0:
-                mine.close()
                 _as_child(lambda: _ahead_main(theirs, job, [*sockets, *self.sockets()], pipes))
-            theirs.close()
             self.ready.append((pid, mine, key))
+
+
+def _fork_paired() -> Tuple[int, socket.socket, socket.socket]:
+    """A fork with a socket pair between the two processes: (pid, mine, theirs), each side's other end closed (the
+    child's is `theirs`)."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    (mine if pid == 0 else theirs).close()
+    return pid, mine, theirs
 
 
 def _ahead_main(sock: socket.socket, job: Dict[str, Any], sockets: List[socket.socket], pipes: List[int]) -> int:

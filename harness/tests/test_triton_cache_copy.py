@@ -9,12 +9,12 @@ import time
 from kernelevolve_harness.backends.triton import cache_writes, compiled_between, copy_cache
 
 
-def _entry(root, key, name):
+def _entry(root, key, name, exts=("json", "cubin", "ptx")):
     """One compiled kernel as Triton keeps it: its files, and a group file listing them by absolute path."""
     folder = root / key
     folder.mkdir(parents=True)
     children = {}
-    for ext in ("json", "cubin", "ptx"):
+    for ext in exts:
         path = folder / f"{name}.{ext}"
         path.write_text(f"{name} {ext}")
         children[path.name] = str(path)

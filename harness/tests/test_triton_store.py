@@ -12,19 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import HARNESS, REPO
+from test_triton_cache_copy import _entry
 from kernelevolve_harness.backends.triton import TritonBackend, prune, publish
-
-
-def _entry(root, key, name, exts=("json", "cubin", "ptx", "ttir")):
-    folder = root / key
-    folder.mkdir(parents=True)
-    children = {}
-    for ext in exts:
-        path = folder / f"{name}.{ext}"
-        path.write_text(f"{name} {ext}")
-        children[path.name] = str(path)
-    (folder / f"__grp__{name}.json").write_text(json.dumps({"child_paths": children}))
-    return folder
 
 
 def test_publish_adds_whole_entries_binary_only_pointing_into_the_store(tmp_path):
