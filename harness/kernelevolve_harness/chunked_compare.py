@@ -67,6 +67,17 @@ class _Ops:
     def abs(self, x: Any) -> Any:
         return self.torch.abs(x) if self.torch is not None else np.abs(x)
 
+    def excess(self, diff: Any, allowed: Any) -> Any:
+        """Each element's error over its allowance. Where both are 0 (a spec's atol 0, a reference of 0 matched
+        exactly) that is 0/0: a match, as compare.py counts it; left NaN, argmax found it first and the chunk's
+        worst element went unseen (an output 2.5 allowances off passed). A zero allowance with an error: inf."""
+        if self.torch is not None:
+            e = diff / allowed
+            return self.torch.where(self.torch.isnan(e), self.torch.zeros_like(e), e)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            e = diff / allowed
+        return np.where(np.isnan(e), e.dtype.type(0), e)
+
     def count(self, mask: Any) -> int:
         return int(mask.sum().item()) if self.torch is not None else int(np.count_nonzero(mask))
 
@@ -125,6 +136,7 @@ def _device_chunk(t: Any, c: Any, r: Any, scaled_rtol: float, scaled_atol: float
     wide_diff = diff.to(t.float64)
     wide_ref = t.abs(r).to(t.float64)
     excess = diff / (t.abs(r) * scaled_rtol + scaled_atol)
+    excess = t.where(t.isnan(excess), t.zeros_like(excess), excess)  # 0/0 (atol 0): a match, as in compare.py
     i = t.argmax(excess)
     figures = t.stack([broken.sum().to(t.float64), mismatched.to(t.float64), r_fin.sum().to(t.float64),
                        (wide_diff * wide_diff).sum(), (wide_ref * wide_ref).sum(),
@@ -228,7 +240,7 @@ def check(k: int, cand: Any, ref: Any, rtol: float, atol: float, chunk: int = CH
         squares_d += ops.sum_squares(diff)
         squares_r += ops.sum_squares(ops.abs(r))
         allowed = ops.abs(r) * scaled_rtol + scaled_atol
-        excess = diff / allowed
+        excess = ops.excess(diff, allowed)
         n_bad += ops.count(excess > 1.0)
         i, e = ops.argmax(excess)
         d_max = ops.argmax(diff)[1]

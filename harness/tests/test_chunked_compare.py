@@ -146,6 +146,7 @@ def test_tensors_and_arrays_say_the_same_on_outputs_with_zeros_and_specials(seed
         cand[ref == 0.0] = 0.0
     atol = float(g.choice([0.0, 1e-6, 1e-4]))
     for chunk in (1, 17, 1 << 24):
+        both(cand, ref, chunk, atol=atol)  # compare.py's sentence, on arrays and on tensors
         on_arrays = check(0, cand, ref, RTOL, atol, chunk=chunk)
         on_tensors = check(0, torch.from_numpy(cand), torch.from_numpy(ref), RTOL, atol, chunk=chunk)
         assert on_tensors.problem == on_arrays.problem, (on_tensors.problem, on_arrays.problem)
@@ -166,3 +167,16 @@ def test_a_tensors_guard_bands_say_which_side_was_written() -> None:
             guard.buf[BAND + 48] ^= 0xFF  # the first byte after the 12 floats
         assert guard.damage() == where
         assert torch.equal(view, x)
+
+
+def test_a_zero_allowance_matched_exactly_hides_no_element_out_of_tolerance() -> None:
+    # a spec's atol 0 and a reference element of exactly 0 that the candidate matches: 0/0 in that element's
+    # excess, which argmax took for the worst, so the element 2.5 allowances off elsewhere passed (until
+    # 2026-12-03); compare.py counts 0/0 as a match
+    ref = np.random.default_rng(0).standard_normal(10000).astype(np.float32)
+    ref[5] = 0.0
+    cand = ref.copy()
+    cand[100] *= 1 + 5e-4
+    for chunk in (64, 1 << 24):
+        text = both(cand, ref, chunk, rtol=1e-4, atol=0.0)
+        assert text and "[100]" in text and "1 of 10000 elements out of tolerance" in text, text
