@@ -101,8 +101,7 @@ class _Ops:
         return i, float(x[i])
 
     def value(self, x: Any, i: int) -> Any:
-        v = x[i]
-        return v.item() if self.torch is not None else v
+        return x[i].item()  # a Python value (numpy 2 writes a scalar's repr as np.int32(-1))
 
 
 @dataclass

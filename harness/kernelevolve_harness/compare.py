@@ -164,7 +164,8 @@ class Expected:
         bad = cand != self.ref
         if bad.any():
             idx = np.unravel_index(int(np.argmax(bad)), self.ref.shape)
-            return (f"output {k} is {cand[idx]!r} instead of {self.ref[idx]!r} at index {_where(idx)} "
+            # as Python values: numpy 2 writes a scalar's repr as np.int32(-1)
+            return (f"output {k} is {cand[idx].item()!r} instead of {self.ref[idx].item()!r} at index {_where(idx)} "
                     f"({int(bad.sum())} of {self.ref.size} elements differ)")
         return None
 

@@ -25,7 +25,7 @@ def both(cand: np.ndarray, ref: np.ndarray, chunk: int, rtol: float = RTOL, atol
     whole = compare(0, cand, str(cand.dtype), ref, str(ref.dtype), {"rtol": rtol, "atol": atol})
     found = check(0, cand, ref, rtol, atol, chunk=chunk)
     assert found.problem == whole, (found.problem, whole)
-    if torch is not None and ref.dtype.kind == "f":
+    if torch is not None:
         on_tensors = check(0, torch.from_numpy(np.ascontiguousarray(cand)), torch.from_numpy(np.ascontiguousarray(ref)),
                            rtol, atol, chunk=chunk)
         assert on_tensors.problem == whole, (on_tensors.problem, whole)
@@ -96,6 +96,7 @@ def test_ints_must_be_equal() -> None:
     cand[7, 3] = -1
     text = both(cand, ref, 9)
     assert text and "(7, 3)" in text and "1 of 100 elements differ" in text
+    assert text.startswith("output 0 is -1 instead of 73 "), text  # Python values, not np.int32(-1)
 
 
 def test_the_norm_rule_fails_a_small_error_everywhere_that_each_element_allows() -> None:
