@@ -16,7 +16,7 @@ from test_triton_cache_copy import _entry
 from kernelevolve_harness.backends.triton import TritonBackend, prune, publish
 
 
-def test_publish_adds_whole_entries_binary_only_pointing_into_the_store(tmp_path):
+def test_publish_adds_whole_kernels_binary_only_pointing_into_the_store(tmp_path):
     worker, store = tmp_path / "worker", tmp_path / "store"
     store.mkdir()
     _entry(worker, "KERNEL", "softmax_kernel")
@@ -26,13 +26,12 @@ def test_publish_adds_whole_entries_binary_only_pointing_into_the_store(tmp_path
     half = worker / "HALF"  # a compile that died before its group file: never published
     half.mkdir()
     (half / "k.ttir").write_text("k ttir")
-    assert publish(str(worker), str(store)) == 2
-    assert sorted(p.name for p in store.iterdir()) == ["KERNEL", "LAUNCHER"]
+    assert publish(str(worker), str(store)) == 1  # nor a host library: only kernels, whole
+    assert sorted(p.name for p in store.iterdir()) == ["KERNEL"]
     group = json.loads((store / "KERNEL" / "__grp__softmax_kernel.json").read_text())
     assert group["child_paths"] == {n: str(store / "KERNEL" / n) for n in ("softmax_kernel.json", "softmax_kernel.cubin")}
     assert sorted(p.name for p in (store / "KERNEL").iterdir()) == [
         "__grp__softmax_kernel.json", "softmax_kernel.cubin", "softmax_kernel.json"]
-    assert (store / "LAUNCHER" / "__triton_launcher.cpython-311-x86_64-linux-gnu.so").read_bytes() == b"\x7fELF"
     assert publish(str(worker), str(store)) == 0  # what the store has stays as it is
 
 
@@ -64,6 +63,9 @@ def test_only_the_candidates_worker_uses_the_store(tmp_path, monkeypatch):
     b.workdir = str(tmp_path / "eval")
     assert b.worker_settings("candidate")["triton_store"] == str(tmp_path / "triton-store")
     assert "triton_store" not in b.worker_settings("reference")
+    from kernelevolve_harness.backends.model import ModelBackend
+    cpu, cuda = ModelBackend("cpu"), ModelBackend("cuda")  # a CPU problem's candidate is native code
+    assert "triton_store" not in cpu.worker_settings("candidate") and "triton_store" in cuda.worker_settings("candidate")
     monkeypatch.setenv("KERNELEVOLVE_KERNEL_STORE", "0")
     assert "triton_store" not in b.worker_settings("candidate")
 

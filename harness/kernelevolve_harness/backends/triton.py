@@ -39,7 +39,9 @@ class WorkerCaches:
 
     def worker_settings(self, mode: str) -> Dict[str, Any]:
         settings: Dict[str, Any] = {"triton_cache_dir": self.worker_folder(mode)}
-        store = kernel_store() if mode == "candidate" else None  # the reference compiles only the baseline
+        # the reference compiles only the baseline; a CPU problem's candidate is native code, which could write
+        # a file where its worker's compiled kernels are
+        store = kernel_store() if mode == "candidate" and getattr(self, "gpu", False) else None
         if store:
             settings["triton_store"] = store
         return settings
@@ -313,10 +315,11 @@ def kernel_store() -> Optional[str]:
 
 
 def publish(folder: str, store: str) -> int:
-    """Adds to the store each complete entry of a worker's cache folder that the store lacks: a kernel (its group
-    file, its metadata and binary; the intermediate forms stay behind) or a compiled launcher. An entry arrives
-    whole (built under a temporary name, then renamed); where two judges publish one key, the first stays.
-    Returns how many entries were added."""
+    """Adds to the store each complete kernel of a worker's cache folder that the store lacks: its group file,
+    its metadata and binary (the intermediate forms stay behind). Compiled launchers (host libraries, one per
+    signature, the baseline's among the worker's copies already) are not shared. An entry arrives whole (built
+    under a temporary name, then renamed); where two judges publish one key, the first stays. Returns how many
+    entries were added."""
     added = 0
     try:
         entries = os.listdir(folder)
@@ -330,12 +333,11 @@ def publish(folder: str, store: str) -> int:
             names = os.listdir(src)
         except OSError:
             continue
-        kernel = any(n.startswith("__grp__") and n.endswith(".json") for n in names)
-        if not kernel and not any(n.endswith(".so") for n in names):
-            continue  # a compile still running, or one that died half written
+        if not any(n.startswith("__grp__") and n.endswith(".json") for n in names):
+            continue  # a launcher, a compile still running, or one that died half written
         tmp = os.path.join(store, f".{key}.{os.getpid()}.tmp")
         try:
-            copy_entry(src, tmp, home=dst, keep=(lambda n: n.endswith(BINARIES)) if kernel else None)
+            copy_entry(src, tmp, home=dst, keep=lambda n: n.endswith(BINARIES))
             os.rename(tmp, dst)
             added += 1
         except OSError:
