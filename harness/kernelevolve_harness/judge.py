@@ -119,7 +119,6 @@ class Process:
         self.warm = not isinstance(self.proc, subprocess.Popen)
         self.shared = getattr(self.proc, "shared", "") if self.warm else ""  # "started" or "reused"
         self.preloaded = bool(getattr(self.proc, "preloaded", False)) if self.warm else False
-        self.ahead = bool(getattr(self.proc, "ahead", False)) if self.warm else False
         os.close(to_worker_r)
         os.close(from_worker_w)
         chan = Channel(from_worker_r, to_worker_w)
@@ -374,8 +373,6 @@ class Judge:
         self.stages["worker_start_s"] = self.stages.get("worker_start_s", 0.0) + time.monotonic() - t
         if p.preloaded:
             self.stages["preloaded_workers"] = self.stages.get("preloaded_workers", 0) + 1
-        if p.ahead:
-            self.stages["workers_ahead"] = self.stages.get("workers_ahead", 0) + 1
         self.workers[mode] = (f"shared ({p.shared})" if p.shared else "warm" if p.warm
                               else "cold" + (f" ({p.warm_note})" if p.warm_note else ""))
         if TRACE:

@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The variables that can change what the server's imports do; judges that differ in one of them get servers
@@ -271,14 +271,14 @@ class Server:
         _send(conn, {"pid": self.shared[key][0], "shared": how, "preloaded": how == "started" and preloaded})
 
     def fork(self, req: Dict[str, Any], fds: List[int], ctl: Optional[socket.socket] = None,
-             also_close: Optional[List[socket.socket]] = None) -> Tuple[int, Union[bool, str]]:
+             also_close: Optional[List[socket.socket]] = None) -> Tuple[int, bool]:
         """A worker forked from the spec's fork point where it has one ready (True), else from this process."""
         key = _preload_key(req)
         z = self.zygotes.get(key)
         if z is not None and z.state == "ready":
             pid = z.fork(req, fds + ([ctl.fileno()] if ctl is not None else []), self.exited)
             if pid is not None:
-                return pid, "ahead" if z.ahead else True
+                return pid, True
             self.zygote_gone(z)
         if key and key in self.no_zygote:
             sp = self.take_spare(req)
@@ -316,12 +316,17 @@ class Server:
     def start_child(self, main: Callable[..., None], req: Dict[str, Any]) -> Tuple[int, socket.socket]:
         """A fork point or a spare: a child of this process with a folder of its own, talking to it over a
         socket pair (its end returned with its pid); none of this process's other descriptors stay open in it."""
-        pid, mine, theirs = _fork_paired()
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
         if pid == 0:
+            mine.close()
             others = [c for _, c in self.shared.values()]
             main(theirs, req, _preload_home(os.path.dirname(self.path), os.getpid()),
                  [self.listener, *self.conns.values(), *others, *self.zygote_socks(), *self.spare_socks()],
                  [self.wake_r, self.wake_w, *self.owner_fd, *self.inflight])
+        theirs.close()
         return pid, mine
 
     def spare_socks(self) -> List[socket.socket]:
@@ -564,7 +569,6 @@ class Zygote:
         self.key, self.pid, self.sock, self.req = key, pid, sock, req
         self.state = "starting"  # then "ready"; one found unusable is gone
         self.children: set = set()
-        self.ahead = False  # the last worker it gave was started ahead (Ahead)
         self.last_used = time.monotonic()
 
     def read(self) -> Optional[Dict[str, Any]]:
@@ -584,7 +588,6 @@ class Zygote:
                 if "pid" in msg:
                     self.children.add(int(msg["pid"]))
                     self.last_used = time.monotonic()
-                    self.ahead = bool(msg.get("ahead"))
                     return int(msg["pid"])
                 if "exit" in msg:
                     self.children.discard(int(msg["exit"]))
@@ -700,7 +703,6 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
         os.set_blocking(wake_w, False)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
-        ahead = Ahead()
         while True:
             ready, _, _ = select.select([sock, wake_r], [], [], 1.0)
             if sock in ready:
@@ -711,19 +713,15 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
                 if not data:
                     return 0  # the server is gone (its workers die with this process)
                 job = json.loads(data)
-                pid = ahead.hand(job, fds)
-                started_ahead = pid is not None
-                if pid is None:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    pid = os.fork()
-                    if pid == 0:
-                        ctl = socket.socket(fileno=fds[3]) if len(fds) > 3 else None
-                        _become_worker(job, fds[:3], [sock, *ahead.sockets()], [wake_r, wake_w], ctl)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    ctl = socket.socket(fileno=fds[3]) if len(fds) > 3 else None
+                    _become_worker(job, fds[:3], [sock], [wake_r, wake_w], ctl)
                 for x in fds:
                     os.close(x)
-                _send(sock, {"pid": pid, "ahead": started_ahead})
-                ahead.top_up(job, [sock], [wake_r, wake_w])  # for the next judges
+                _send(sock, {"pid": pid})
             try:
                 os.read(wake_r, 4096)
             except BlockingIOError:
@@ -731,93 +729,6 @@ def _zygote_main(sock: socket.socket, req: Dict[str, Any], home: str, sockets: L
             for pid, code in _reaped():
                 _send(sock, {"exit": pid, "code": code})
     _as_child(body)
-
-
-class Ahead:
-    """A fork point's workers started ahead of their judges' requests, each past its device's context: a GPU
-    worker's first call makes that context (cuInit, torch's CUDA state, the driver's context on the device: 0.36 s
-    alone on the H200, 1.2 s with eight made at once), on the path of every evaluation. Each is a fresh process
-    forked from the fork point that no candidate has run in, used for one job (as a Spare), and only for a job
-    whose device environment (CUDA_VISIBLE_DEVICES and the other CUDA and torch variables) is the one it made its
-    context in. KERNELEVOLVE_WORKERS_AHEAD of them per device environment; none by default: on the H200 a tune's
-    judges found theirs still making its context (the device makes at most about six a second, slower the more
-    at once), so the seconds moved from the first calls to the wait before them, and the tune was no faster
-    (docs/benchmarks.md, 2026-12-03, fourth session)."""
-
-    def __init__(self) -> None:
-        text = os.environ.get("KERNELEVOLVE_WORKERS_AHEAD", "").strip()
-        self.most = int(text) if text.isdigit() else 0  # measured without gain on a tune (docs/benchmarks.md)
-        self.ready: List[Tuple[int, socket.socket, str]] = []
-
-    @staticmethod
-    def key(job: Dict[str, Any]) -> str:
-        env = job.get("env") or {}
-        device = sorted((k, v) for k, v in env.items() if k.startswith(("CUDA_", "PYTORCH_", "TORCH_", "NVIDIA_")))
-        return json.dumps([device, bool(job.get("limit_memory"))])
-
-    def sockets(self) -> List[socket.socket]:
-        return [s for _, s, _ in self.ready]
-
-    def hand(self, job: Dict[str, Any], fds: List[int]) -> Optional[int]:
-        """Gives the job to a worker started ahead for its device environment; its pid, or None (none is there)."""
-        key = self.key(job)
-        while True:
-            entry = next((e for e in self.ready if e[2] == key), None)
-            if entry is None:
-                return None
-            self.ready.remove(entry)
-            pid, mine, _ = entry
-            try:
-                socket.send_fds(mine, [json.dumps(job).encode()], fds)
-                return pid
-            except OSError:
-                _kill_group(pid)  # gone: the next one, or a fork
-            finally:
-                mine.close()
-
-    def top_up(self, job: Dict[str, Any], sockets: List[socket.socket], pipes: List[int]) -> None:
-        """Starts workers ahead for this job's device environment, up to the count; those of other environments
-        beyond it go."""
-        if not self.most:
-            return
-        key = self.key(job)
-        others = [e for e in self.ready if e[2] != key]
-        for e in others[:max(0, len(self.ready) - 4 * self.most)]:
-            self.ready.remove(e)
-            e[1].close()
-            _kill_group(e[0])
-        while sum(1 for e in self.ready if e[2] == key) < self.most:
-            pid, mine, theirs = _fork_paired()
-            if pid == 0:
-                _as_child(lambda: _ahead_main(theirs, job, [*sockets, *self.sockets()], pipes))
-            self.ready.append((pid, mine, key))
-
-
-def _fork_paired() -> Tuple[int, socket.socket, socket.socket]:
-    """A fork with a socket pair between the two processes: (pid, mine, theirs), each side's other end closed (the
-    child's is `theirs`)."""
-    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    (mine if pid == 0 else theirs).close()
-    return pid, mine, theirs
-
-
-def _ahead_main(sock: socket.socket, job: Dict[str, Any], sockets: List[socket.socket], pipes: List[int]) -> int:
-    """In a worker started ahead: a worker's process (as _become_worker makes it), the job's device environment,
-    its context made, then one judge's job. A context that cannot be made is left for the worker's first call to
-    fail on and say why, as it would have without this."""
-    _worker_process(job, sockets, pipes)
-    os.environ.clear()
-    os.environ.update(job.get("env") or {})
-    try:
-        import torch
-        torch.empty(1, device="cuda")
-        torch.cuda.synchronize()
-    except Exception:
-        pass
-    return _serve_one_job(sock)
 
 
 def _reaped() -> List[Tuple[int, int]]:
@@ -1022,7 +933,6 @@ class WarmChild:
         self.server_lost = False  # the server went away without reporting the worker's exit (it took it along)
         self.shared = ""  # a shared reference: "started" (by this judge) or "reused"
         self.preloaded = False  # forked past the spec's and the baseline's imports (Zygote)
-        self.ahead = False  # and started ahead of its request, past its device's context (Ahead)
 
     def wait(self, timeout: Optional[float] = None) -> int:
         if self.returncode is None:
@@ -1168,7 +1078,6 @@ def _spawn(backend: str, owner: int, env: Dict[str, str], cwd: str, log_fd: int,
     child = WarmChild(conn, int(msg["pid"]))
     child.shared = str(msg.get("shared") or "")
     child.preloaded = bool(msg.get("preloaded"))
-    child.ahead = msg.get("preloaded") == "ahead"
     return child, ""
 
 

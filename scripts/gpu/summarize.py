@@ -132,9 +132,7 @@ def main(out):
             print("    checking (mean s): " + ", ".join(
                 f"{k[:-2].replace('_', ' ')} {mean(k):.3f}" for k in waits)
                 + " (a reference wait: the judge blocked on the reference process's answers; verify: after the lock)")
-        ahead = sum(st.get("workers_ahead", 0) for st in stages)
-        print(f"    workers started ahead of their request (past the device's context): {ahead} in {len(stages)} "
-              f"evaluations; from asking for the first calls to the candidate loaded (mean s): "
+        print(f"    from asking for the first calls to the candidate loaded (mean s): "
               f"{mean('first_calls_start_s'):.3f}; medians: first calls "
               f"{statistics.median([st.get('precompile_s', 0) for st in stages] or [0]):.3f}, correct s "
               f"{statistics.median([st.get('correctness_s', 0) for st in stages] or [0]):.3f}, total s "
