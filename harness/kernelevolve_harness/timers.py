@@ -5,9 +5,8 @@
                                             # drained=False leaves later samples running behind them
 
 - CpuTimer: perf_counter around n calls on n buffer sets.
-- EventTimer (GPU, "cuda-events"): an L2 flush, then CUDA events around one call, the device kept behind the host
-  by device-side sleeps (the cover); a sample whose timing start the device reached before its end was queued
-  comes back set aside.
+- EventTimer (GPU, "cuda-events"): an L2 flush and a device-side sleep (the cover), then CUDA events around one
+  call; a sample whose launch may still have been queued when its timing began comes back set aside.
 - GraphTimer (GPU, "cuda-graph", kernels under ~10 us): a CUDA graph of n (refill, call) minus a graph of the same
   refills alone, per call.
 
@@ -25,12 +24,8 @@ from . import arrays as A
 
 _perf_counter = time.perf_counter  # captured before any kernel code is loaded (the worker imports this first)
 
+COVER_MARGIN_MS = 0.01  # the device's pickup of a queued launch, with room to spare
 MAX_COVER_MS = 4.0
-HEAD_COVER_MS = 0.05  # the least head cover (EventTimer): before the host's pace is known
-HEAD_SAMPLES = 4  # the head cover: this many samples of the host's pace
-PACE_MARGIN = 1.1  # the device's pace per sample, over the host's usual pace
-MAX_PACE_MARGIN = 3.0
-PACE_WINDOW = 64  # samples the paces are taken over
 GRAPH_BELOW_MS = 0.01  # kernels faster than this (GPU time of one call) are timed as CUDA graphs
 GRAPH_KERNEL_MS = 0.1  # a graph holds about this much kernel time
 GRAPH_COVER_MS = 0.05  # device-side sleep before a graph's timing starts: longer than the host takes to launch it
@@ -53,13 +48,12 @@ class Sample:
 
 @dataclass
 class QueuedSample:
-    """An EventTimer sample on the stream: the timing's start and end, whether the device had already reached the
-    start when the end was queued (the sample may then hold host time), and the host's time since the last
-    sample was queued (its pace)."""
+    """An EventTimer sample on the stream: the cover's start, the timing's start and end, and the launch's host
+    time from the cover's start."""
+    cover_start: Any
     start: Any
     end: Any
-    reached: bool
-    pace_ms: Optional[float]
+    host_ms: float
     results: List[Any] = field(default_factory=list)
 
 
@@ -169,97 +163,67 @@ def calibrate_sleep(torch: Any, flush: Any) -> Tuple[float, float]:
 
 
 class EventTimer:
-    """CUDA events around one call after an L2 flush (a 256 MiB write), samples queued back to back.
+    """CUDA events around one call after an L2 flush (a 256 MiB write) and a cover.
 
     A launch through a Python wrapper (torch.autograd.Function, output allocation, checks) can take as long on
-    the host as the kernel on the device; had the device reached a sample's timing start before its launch was
-    queued, the sample would time the host, and another process taking the core would slow one kernel's samples
-    and not the other's. So the device is kept behind the host: after each wait a head cover (a device-side
-    sleep) lets the host queue ahead, and where the device would run a sample faster than the host queues the
-    next, a sleep before each flush matches the two paces (no more: the device's time is the timed section's
-    length, and under other processes' work a sleep spends the time slices this process gets). Whether a sample
-    was queued in time is known exactly: its timing start had not been reached when its end was queued (an event
-    query). One that had is set aside, and the cover grows."""
+    the host as the kernel on the device; had the device run out of queued work before the launch was queued,
+    the sample would time the host, and another process taking the core would slow one kernel's samples and not
+    the other's. So the device is kept busy (the flush, then a device-side sleep: the cover) between a sample's
+    first event and its timing start. Whether the cover sufficed is known for each sample (finish): the device
+    reached the timing start no earlier than the host's clock at the first event plus the cover's measured
+    length, so a launch that returned before then was queued in time; one that did not is set aside, and the
+    cover grows for the next ones."""
     kind = "cuda-events"
 
     def __init__(self, torch: Any, launch: Launch, flush: Any) -> None:
         self.torch = torch
         self.launch = launch
         self.flush = flush
-        self.sleep_ms = 0.0  # before each sample's flush, while the device has queued work
-        self.margin = PACE_MARGIN  # the device's pace per sample over the host's; grows when samples come late
-        self.idle = True  # nothing of this timer's is queued: the next sample gets the head cover
-        self.paces: List[float] = []  # the host's time per sample, from one sample's start to the next's
-        self.kernel_ms: List[float] = []
-        self._last: Optional[float] = None
-
-    @property
-    def cover_ms(self) -> float:
-        """The device's time before a queued sample's timing start beyond the kernels: flush and sleep."""
-        return self.sleep_ms + calibrate_sleep(self.torch, self.flush)[1] if self.flush is not None else self.sleep_ms
+        self.cover_ms = 0.0
+        self.host_ms: List[float] = []  # each launch's host time, from the first event to the launch's return
 
     def start(self, name: str, k: Any, sets: Sequence[List[Any]]) -> QueuedSample:
         torch = self.torch
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        ec, e0, e1 = (torch.cuda.Event(enable_timing=True) for _ in range(3))
         t0 = _perf_counter()
-        pace = None if self.idle or self._last is None else (t0 - self._last) * 1000.0
-        self._last = t0
-        per_ms = calibrate_sleep(torch, self.flush)[0]
-        sleep_ms = self.head_ms() if self.idle else self.sleep_ms
-        if per_ms and sleep_ms > 0:
-            torch.cuda._sleep(int(sleep_ms * per_ms))
-        self.idle = False
+        ec.record()  # reached by the device no earlier than t0
         self.flush.zero_()
+        cycles = self.sleep_cycles()
+        if cycles:
+            torch.cuda._sleep(cycles)
         e0.record()
         result = self.launch(k, *sets[0])
+        host_ms = (_perf_counter() - t0) * 1000.0
         e1.record()
-        return QueuedSample(e0, e1, bool(e0.query()), pace, [result])
-
-    def head_ms(self) -> float:
-        """The cover after a wait: a few samples of the host's pace, so that it queues ahead of the device."""
-        usual = _median(self.paces[-PACE_WINDOW:]) if self.paces else HEAD_COVER_MS
-        return min(MAX_COVER_MS, max(HEAD_COVER_MS, HEAD_SAMPLES * usual * self.margin))
+        return QueuedSample(ec, e0, e1, host_ms, [result])
 
     def finish(self, queued: List[QueuedSample], drained: bool = True) -> List[Sample]:
         """Waits for these samples (for every queued one when drained; else for the last of these alone, later
-        samples still running behind them)."""
+        samples still running behind them: each has a cover of its own, so none needs the device idle)."""
         if drained or not queued:
             self.torch.cuda.synchronize()
         else:
             queued[-1].end.synchronize()
-        self.idle = drained
-        self._last = None  # the host waited: the next sample's pace would hold the wait
         out = []
-        late = 0
+        short = False
         for q in queued:
-            ms = q.start.elapsed_time(q.end)
-            if q.pace_ms is not None:
-                self.paces.append(q.pace_ms)
-            late += q.reached
-            if not q.reached:
-                self.kernel_ms.append(ms)
-            out.append(Sample(ms, q.results, set_aside=q.reached))
-        if late:
-            self.margin = min(MAX_PACE_MARGIN, self.margin * 1.25)
-        else:
-            self.margin = max(PACE_MARGIN, self.margin * 0.98)
-        self.paces, self.kernel_ms = self.paces[-PACE_WINDOW:], self.kernel_ms[-PACE_WINDOW:]
-        self._match_paces()
+            late = q.host_ms + COVER_MARGIN_MS >= q.cover_start.elapsed_time(q.start)
+            self.host_ms.append(q.host_ms)
+            short = short or late
+            out.append(Sample(q.start.elapsed_time(q.end), q.results, set_aside=late))
+        if short:
+            # most launches' host time, with room: a launch slowed by another process taking the core is set
+            # aside, not chased with a cover as long as that one
+            usual = sorted(self.host_ms)[(9 * len(self.host_ms)) // 10]
+            self.cover_ms = min(MAX_COVER_MS, max(1.25 * self.cover_ms, 1.5 * usual + COVER_MARGIN_MS))
         return out
 
-    def _match_paces(self) -> None:
-        """The sleep before each sample: the host's usual pace (with the margin) less what the device spends on a
-        sample without it (the flush and the kernel)."""
-        if not self.paces:
-            return
-        flush_ms = calibrate_sleep(self.torch, self.flush)[1] if self.flush is not None else 0.0
-        kernel = _median(self.kernel_ms) if self.kernel_ms else 0.0
-        self.sleep_ms = min(MAX_COVER_MS, max(0.0, _median(self.paces) * self.margin - flush_ms - kernel))
-
-
-def _median(xs: Sequence[float]) -> float:
-    s = sorted(xs)
-    return s[len(s) // 2]
+    def sleep_cycles(self) -> int:
+        """Device clock cycles of sleep for the cover beyond the flush (0: the flush alone, or no sleep here)."""
+        if self.cover_ms <= 0:
+            return 0
+        per_ms, flush_ms = calibrate_sleep(self.torch, self.flush)
+        return int(max(0.0, self.cover_ms - flush_ms) * per_ms)
 
 
 class GraphTimer:
@@ -361,7 +325,8 @@ class GraphTimer:
         return QueuedGraphs(events, len(sets), results)
 
     def finish(self, queued: List[QueuedGraphs], drained: bool = True) -> List[Sample]:
-        """Waits for these samples (for every queued one when drained; else for the last of these alone)."""
+        """Waits for these samples (for every queued one when drained; else for the last of these alone: the
+        replays still queued behind them need no cover)."""
         if drained or not queued:
             self.torch.cuda.synchronize()
             self.queued = 0
