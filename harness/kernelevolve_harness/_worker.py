@@ -774,10 +774,9 @@ class CandidateWorker(Worker):
         src = pool[p]
 
         def load(dst: Any, a: Any) -> None:
+            A.copy_into(dst, a)
             if A.is_float(a) and factor != 1.0:
-                A.scale_into(dst, a, factor)
-            else:
-                A.copy_into(dst, a)
+                A.scale(dst, factor)
 
         for j, a in enumerate(src):
             gargs[j] = A.fill(gargs[j], a, (lambda dst, _a: A.poison(dst)) if j in self.outputs else load)

@@ -163,14 +163,6 @@ def scale(x: Any, factor: float) -> None:
         np.multiply(x, x.dtype.type(factor), out=x)
 
 
-def scale_into(dst: Any, src: Any, factor: float) -> None:
-    """dst = src x factor in one pass (copy_into then scale, to the bit: the same multiply, one kernel fewer)."""
-    if is_torch(dst):
-        _torch().mul(src, factor, out=dst)
-    else:
-        np.multiply(src, dst.dtype.type(factor), out=dst)
-
-
 def copy_into(dst: Any, src: Any) -> None:
     if is_torch(dst):
         dst.copy_(src)

@@ -213,11 +213,9 @@ class ShapeTiming:
 
     # --- under the lock -------------------------------------------------------------------------------
     def rounds(self) -> Dict[str, Any]:
-        """Rounds until the stopping rule is met; the timing message's fields. A GPU round's samples are queued in
-        batches of half a group of rounds, and the worker waits for the older of two batches while the newer
-        runs, so the device always has this pass's work queued (its queue run dry, other processes' work takes
-        the device until this one's next launch). A spot-checked round, and the floor, wait for every queued
-        round: a spot-checked round's outputs are copied right after it, and the rule is read at the floor."""
+        """Rounds until the stopping rule is met; the timing message's fields. A GPU round's samples are queued,
+        and the worker waits once per group of rounds, so the GPU runs them back to back; a group ends early at
+        a spot-checked round, whose outputs are copied right after it."""
         t0, wall = _perf_counter(), time.time()
         # kernels under ~10 us (graphs) need their ratio to +-5%, the others to +-2% (the fidelity goal)
         goal = self.s.round_goal_short if isinstance(self.timer, GraphTimer) else self.s.round_goal
@@ -225,14 +223,25 @@ class ShapeTiming:
         spots = set(spot_rounds(self.rng, self.s.floor_rounds))
         everything: Dict[str, List[float]] = {"baseline": [], "candidate": []}  # kept or set aside
         order = ["baseline", "candidate"]
-        batch: List[Tuple[str, int, Any]] = []
-        in_flight: List[List[Tuple[str, int, Any]]] = []  # queued batches, oldest first
-        # memory_plan.py: at most group_rounds rounds' outputs held (two batches of half a group each)
-        per_batch = 2 * max(1, self.mem.group_rounds // 2)
+        pending: List[Tuple[str, int, Any]] = []
         taken = 0
-
-        def read(pending: List[Tuple[str, int, Any]], drained: bool) -> None:
-            done = self.timer.finish([q for _, _, q in pending], drained)
+        while True:
+            spot = taken in spots
+            label = taken % len(self.rotation) if self.rotation else 0
+            if self.rotation:
+                self.sets["baseline"] = self.sets["candidate"] = [self.rotation[label]]
+            # a spot-checked round times the candidate last: its outputs are still in the shared buffers
+            for name in (["baseline", "candidate"] if spot else order):
+                if not isinstance(self.timer, GraphTimer):  # a graph refills its buffers itself
+                    self._refill(name)
+                sets = [s[0] for s in self.sets[name]]
+                pending.append((name, label, self.timer.start(name, self.kernels[name], sets)))
+                self.last_queued = name
+            taken += 1
+            order.reverse()
+            if not (spot or len(pending) >= 2 * self.mem.group_rounds or not self.gpu or taken == self.s.floor_rounds):
+                continue
+            done = self.timer.finish([q for _, _, q in pending])
             for a in range(0, len(done) - 1, 2):  # a round: its two samples, kept or set aside together
                 pair = {pending[a + j][0]: done[a + j] for j in (0, 1)}
                 self.last_results = pair["candidate"].results
@@ -244,37 +253,13 @@ class ShapeTiming:
                 b, c = pair["baseline"].ms, pair["candidate"].ms
                 rule.add_measurement(b, c, pending[a][1], timed_s=(b * self.batch["baseline"]
                                                                    + c * self.batch["candidate"]) / 1000.0)
-
-        while True:
-            spot = taken in spots
-            label = taken % len(self.rotation) if self.rotation else 0
-            if self.rotation:
-                self.sets["baseline"] = self.sets["candidate"] = [self.rotation[label]]
-            # a spot-checked round times the candidate last: its outputs are still in the shared buffers
-            for name in (["baseline", "candidate"] if spot else order):
-                if not isinstance(self.timer, GraphTimer):  # a graph refills its buffers itself
-                    self._refill(name)
-                sets = [s[0] for s in self.sets[name]]
-                batch.append((name, label, self.timer.start(name, self.kernels[name], sets)))
-                self.last_queued = name
-            taken += 1
-            order.reverse()
-            drain = spot or not self.gpu or taken == self.s.floor_rounds
-            if not (drain or len(batch) >= per_batch):
-                continue
-            in_flight.append(batch)
-            batch = []
-            while in_flight and (drain or len(in_flight) > 1):
-                oldest = in_flight.pop(0)
-                read(oldest, not in_flight)  # their outputs are let go as the next batches come (memory_plan.py)
+            # their outputs are let go (memory_plan.py: one round's outputs at a time, and the candidate's last)
+            pending, done, pair = [], [], {}
             if spot:
                 j = self.rng.randrange(len(self.sets["candidate"]))
                 self._keep(self.sets["candidate"][j][0], self.last_results[j], self.plan["candidate"][j], "timed",
                            pinned=True)
             if rule.is_finished():
-                while in_flight:  # the rounds still running are read (and counted) before the pass ends
-                    oldest = in_flight.pop(0)
-                    read(oldest, not in_flight)
                 break
         stats = rule.stats()
         samples = {"baseline": rule.baseline, "candidate": rule.candidate}

@@ -1,8 +1,7 @@
 """How one sample of a kernel is timed: one timer per strategy, behind one narrow interface.
 
     sample = timer.start(name, k, sets)     # queues (or takes) one sample: the calls on these buffer sets
-    samples = timer.finish([...], drained)  # waits for the queued ones: Sample(ms per call, results, set_aside);
-                                            # drained=False leaves later samples running behind them
+    samples = timer.finish([...])           # waits for the queued ones: Sample(ms per call, results, set_aside)
 
 - CpuTimer: perf_counter around n calls on n buffer sets.
 - EventTimer (GPU, "cuda-events"): an L2 flush and a device-side sleep (the cover), then CUDA events around one
@@ -89,7 +88,7 @@ class CpuTimer:
             results[j] = launch(k, *sets[j])
         return Sample((_perf_counter() - t0) * 1000.0 / n, results)
 
-    def finish(self, queued: List[Any], drained: bool = True) -> List[Sample]:
+    def finish(self, queued: List[Any]) -> List[Sample]:
         return list(queued)
 
 
@@ -197,13 +196,8 @@ class EventTimer:
         e1.record()
         return QueuedSample(ec, e0, e1, host_ms, [result])
 
-    def finish(self, queued: List[QueuedSample], drained: bool = True) -> List[Sample]:
-        """Waits for these samples (for every queued one when drained; else for the last of these alone, later
-        samples still running behind them: each has a cover of its own, so none needs the device idle)."""
-        if drained or not queued:
-            self.torch.cuda.synchronize()
-        else:
-            queued[-1].end.synchronize()
+    def finish(self, queued: List[QueuedSample]) -> List[Sample]:
+        self.torch.cuda.synchronize()
         out = []
         short = False
         for q in queued:
@@ -324,15 +318,9 @@ class GraphTimer:
             self.queued += 1
         return QueuedGraphs(events, len(sets), results)
 
-    def finish(self, queued: List[QueuedGraphs], drained: bool = True) -> List[Sample]:
-        """Waits for these samples (for every queued one when drained; else for the last of these alone: the
-        replays still queued behind them need no cover)."""
-        if drained or not queued:
-            self.torch.cuda.synchronize()
-            self.queued = 0
-        else:
-            queued[-1].events[-1][1].synchronize()
-            self.queued = max(0, self.queued - sum(len(q.events) for q in queued))
+    def finish(self, queued: List[QueuedGraphs]) -> List[Sample]:
+        self.torch.cuda.synchronize()
+        self.queued = 0
         out = []
         for q in queued:
             times = [e0.elapsed_time(e1) for e0, e1 in q.events]
