@@ -671,7 +671,8 @@ class Judge:
         for passes in received:
             b, c = shape_estimate([_pass(h) for h in passes], estimate)
             ratios.append(b / c if c > 0 else float("inf"))
-        shape_iv, _ = intervals([[_pass(h) for h in passes] for passes in received], estimate)
+        shape_iv, _ = intervals([[_pass(h) for h in passes] for passes in received], estimate,
+                                kinds=[_timer(passes) for passes in received])
         s = self.timing_settings
         goals = [s.ratio_goal_short if passes and all(h.get("timer") == "cuda-graph" for h in passes) else s.ratio_goal
                  for passes in received]
@@ -789,7 +790,8 @@ class Judge:
                 rows[-1]["passes"] = len(passes)
             if isinstance(header.get("memory"), dict):  # the memory plan of its first pass (memory_plan.py)
                 rows[-1]["memory"] = header["memory"]
-        shape_iv, overall_iv = intervals([[_pass(h) for h in passes] for passes in received], estimate)
+        shape_iv, overall_iv = intervals([[_pass(h) for h in passes] for passes in received], estimate,
+                                         kinds=[_timer(passes) for passes in received])
         for row, (lo, hi) in zip(rows, shape_iv):
             row["interval"] = [lo, hi]
         self.stages["verify_s"] = time.monotonic() - t
@@ -820,6 +822,12 @@ class Judge:
         if self.log:
             verdict["log"] = _tail(self.log)
         return verdict
+
+
+def _timer(passes: List[Dict[str, Any]]) -> str:
+    """How a shape's passes were timed (every pass of a shape the same way): its intervals pool the spread between
+    clusters with the shapes timed alike (ratios.intervals)."""
+    return str(passes[0].get("timer", "")) if passes else ""
 
 
 def _pass(header: Dict[str, Any]) -> Tuple[List[float], List[float], List[int]]:

@@ -13,7 +13,7 @@ The interval has two parts, and is the hull of both:
   together, which keeps the pairing) within every cluster (a pass's rounds in one buffer set);
 - between: clusters differ by more than their rounds say (where a buffer lies in device memory, the state the
   device or the machine was in during a pass). Each cluster's own log-ratio scatters around its shape's; that
-  scatter, pooled over the evaluation's shapes, is a cluster's whole variance (within and between), so a shape of
+  scatter, pooled over the evaluation's shapes timed the same way, is a cluster's whole variance (within and between), so a shape of
   k clusters is known to within t * s / sqrt(k) (Student's t on the pooled degrees of freedom, at least 2; with
   fewer clusters than that, the bootstrap alone answers, and the verdict's re-timing adds passes).
 A self-judgement read 0.888 on one shape in one run of ten on an H200 while its bootstrap over rounds said
@@ -209,11 +209,18 @@ def _bootstrap_numpy(shapes: Sequence[Sequence[Pass]], estimate: Estimator, roun
     return [r.tolist() for r in per_shape], overall.tolist()
 
 
-def intervals(shapes: Sequence[Sequence[Pass]], estimate: Estimator,
-              rounds: int = BOOTSTRAP) -> Tuple[List[Tuple[float, float]], Tuple[float, float]]:
+def intervals(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int = BOOTSTRAP,
+              kinds: Optional[Sequence[str]] = None) -> Tuple[List[Tuple[float, float]], Tuple[float, float]]:
     """Each shape's interval and the geometric mean's: the bootstrap over rounds (the same resamples for both;
     seeded by nothing but the samples, so a verdict's interval follows from its samples), widened to the spread
-    between clusters where the evaluation has enough of them."""
+    between clusters where the evaluation has enough of them.
+
+    kinds: how each shape was timed (the timer's name); the spread between clusters is pooled over the shapes timed
+    the same way. A CUDA graph's sample turns through all of its buffer sets in every replay, so its pass is one
+    cluster already averaged over placements, and the scatter between an eager pass's buffer sets (one set a
+    round) says nothing of it: pooled with the softmax example's 60 us eager shape (4 sets whose ratios scatter
+    by tens of percent, where a buffer lies), its 7 us graph shapes, known to +-2% by their rounds, read 0.50-2.0
+    (an H200 self-judgement, 2026-12-03)."""
     seed = repr([[len(p[0]) for p in s] for s in shapes])
     drawn = _bootstrap_numpy(shapes, estimate, rounds, seed)
     if drawn is None:
@@ -221,15 +228,21 @@ def intervals(shapes: Sequence[Sequence[Pass]], estimate: Estimator,
     per_shape, overall = drawn
     shape_iv = [_percentiles(xs) for xs in per_shape]
     overall_iv = _percentiles(overall)
-    s, df, counts = between_spread(shapes, estimate)
-    if df < MIN_BETWEEN_DF or s == 0.0:
+    groups = list(kinds) if kinds is not None and len(kinds) == len(shapes) else [""] * len(shapes)
+    halves = [0.0] * len(shapes)  # each shape's widening, in log terms, squared over its clusters
+    for kind in sorted(set(groups)):
+        idx = [i for i, g in enumerate(groups) if g == kind]
+        s, df, counts = between_spread([shapes[i] for i in idx], estimate)
+        if df < MIN_BETWEEN_DF or s == 0.0:
+            continue
+        for i, k in zip(idx, counts):
+            halves[i] = t975(df) * s / math.sqrt(max(1, k))
+    if not any(halves):
         return shape_iv, overall_iv
-    t = t975(df)
     ratios = [_ratio(*shape_estimate(passes, estimate)) for passes in shapes]
-    shape_iv = [_widen(iv, r, t * s / math.sqrt(max(1, k))) for iv, r, k in zip(shape_iv, ratios, counts)]
-    mean_var = sum(s * s / max(1, k) for k in counts) / max(1, len(counts)) ** 2
+    shape_iv = [_widen(iv, r, h) for iv, r, h in zip(shape_iv, ratios, halves)]
     geo = math.exp(sum(_log(r) for r in ratios) / max(1, len(ratios)))
-    return shape_iv, _widen(overall_iv, geo, t * math.sqrt(mean_var))
+    return shape_iv, _widen(overall_iv, geo, math.sqrt(sum(h * h for h in halves)) / max(1, len(halves)))
 
 
 def wide(interval: Tuple[float, float], ratio: float, goal: float) -> bool:

@@ -158,6 +158,28 @@ def test_steady_buffer_sets_keep_the_interval_narrow() -> None:
     assert covered(overall)
 
 
+def test_the_spread_between_buffer_sets_is_pooled_over_shapes_timed_alike() -> None:
+    # An eager shape whose four buffer sets scatter its ratio by ~20% (where a buffer lies), beside two graph shapes
+    # of one cluster each, known to +-1% by their rounds: the eager shape's spread widens its own interval, and the
+    # graph shapes' only when pooled with it (the judge names each shape's timer).
+    rng = random.Random(3)
+    eager = self_judgement(rng, shapes=1, sets=4, per_set=40, between=0.2, within=0.004)
+    graphs = [[(b, c)] for b, c in (rounds(0.05, 1.0, 40, 0.01, seed=s) for s in (8, 9))]
+    shapes = eager + graphs
+    kinds = ["cuda-events", "cuda-graph", "cuda-graph"]
+    alike, overall_alike = intervals(shapes, median, rounds=200, kinds=kinds)
+    pooled, overall_pooled = intervals(shapes, median, rounds=200)
+    for iv in alike[1:]:
+        assert not wide(iv, 1.0, 0.03) and covered(iv), iv
+    for iv in pooled[1:]:
+        assert iv[1] / iv[0] > 1.3, iv  # as before: the eager sets' spread on every shape
+    assert alike[0] == pooled[0]  # the eager shape's own interval, either way
+    assert overall_alike[1] / overall_alike[0] < overall_pooled[1] / overall_pooled[0]
+    # shapes timed alike still pool (the same as no kinds named)
+    same, _ = intervals(shapes, median, rounds=200, kinds=["cuda-events"] * 3)
+    assert same == pooled
+
+
 def test_passes_timed_again_feed_the_interval() -> None:
     # CPU: one cluster per pass. Two shapes re-timed twice, whose passes disagree (the machine's state changed):
     # their spread widens every shape's interval; with the passes alone (no re-timing) nothing is pooled.

@@ -40,14 +40,16 @@ def as_pass(h: Dict[str, Any]) -> Tuple[List[float], List[float], List[int]]:
     return s["baseline"], s["candidate"], h.get("buffer_sets") or []
 
 
-def read(shapes: List[List[Tuple[Any, ...]]]) -> Tuple[List[float], List[Tuple[float, float]], float, List[float]]:
-    """Ratios, intervals, geometric mean and baseline times (ms) of shapes given as lists of passes."""
+def read(shapes: List[List[Tuple[Any, ...]]], kinds: List[str]) -> Tuple[List[float], List[Tuple[float, float]], float,
+                                                                         List[float]]:
+    """Ratios, intervals, geometric mean and baseline times (ms) of shapes given as lists of passes (kinds: each
+    shape's timer, as the judge pools them)."""
     ratios, base = [], []
     for passes in shapes:
         b, c = shape_estimate(passes, median)
         ratios.append(b / c if c > 0 else float("inf"))
         base.append(b)
-    ivs, _ = intervals(shapes, median)
+    ivs, _ = intervals(shapes, median, kinds=kinds)
     gm = math.exp(sum(math.log(max(r, 1e-12)) for r in ratios) / len(ratios))
     return ratios, ivs, gm, base
 
@@ -57,10 +59,11 @@ def study(v: Dict[str, Any], s: TimingSettings) -> Dict[str, Any]:
     graph = [all(h.get("timer") == "cuda-graph" for h in passes) for passes in v["timing"]["passes"]]
     goals = [s.ratio_goal_short if g else s.ratio_goal for g in graph]
     first = [p[:1] for p in received]
-    r1, iv1, gm1, base = read(first)
+    kinds = [str(passes[0].get("timer", "")) for passes in v["timing"]["passes"]]
+    r1, iv1, gm1, base = read(first, kinds)
     wide1 = {k for k in range(len(first)) if wide(iv1[k], r1[k], goals[k])}
     reach1 = {k for k in range(len(first)) if worth_retiming(iv1[k], r1[k], goals[k], s.retime_reach)}
-    r, iv, gm, _ = read(received)
+    r, iv, gm, _ = read(received, kinds)
     moved = [abs(math.log(max(r[k], 1e-12) / max(r1[k], 1e-12))) for k in range(len(first)) if len(received[k]) > 1]
     return {"wide": wide1, "reach": reach1, "retimed": sum(len(p) - 1 for p in received), "moved": moved,
             "first": (r1, iv1, gm1), "final": (r, iv, gm), "base_ms": base, "graph": graph}
