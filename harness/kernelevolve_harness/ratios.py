@@ -13,9 +13,10 @@ The interval has two parts, and is the hull of both:
   together, which keeps the pairing) within every cluster (a pass's rounds in one buffer set);
 - between: clusters differ by more than their rounds say (where a buffer lies in device memory, the state the
   device or the machine was in during a pass). Each cluster's own log-ratio scatters around its shape's; that
-  scatter, pooled over the evaluation's shapes timed the same way, is a cluster's whole variance (within and between), so a shape of
-  k clusters is known to within t * s / sqrt(k) (Student's t on the pooled degrees of freedom, at least 2; with
-  fewer clusters than that, the bootstrap alone answers, and the verdict's re-timing adds passes).
+  scatter, pooled over the evaluation's shapes timed the same way, is a cluster's whole variance (within and
+  between), so a shape of k clusters is known to within t * s / sqrt(k) (Student's t on the pooled degrees of
+  freedom, at least 2; with fewer clusters than that, the bootstrap alone answers, and the verdict's re-timing
+  adds passes).
 A self-judgement read 0.888 on one shape in one run of ten on an H200 while its bootstrap over rounds said
 +-0.3%: the spread between passes was not in the interval.
 """
@@ -229,7 +230,7 @@ def intervals(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int
     shape_iv = [_percentiles(xs) for xs in per_shape]
     overall_iv = _percentiles(overall)
     groups = list(kinds) if kinds is not None and len(kinds) == len(shapes) else [""] * len(shapes)
-    halves = [0.0] * len(shapes)  # each shape's widening, in log terms, squared over its clusters
+    halves = [0.0] * len(shapes)  # each shape's widening: the half-width, in log terms, of its between part
     for kind in sorted(set(groups)):
         idx = [i for i, g in enumerate(groups) if g == kind]
         s, df, counts = between_spread([shapes[i] for i in idx], estimate)

@@ -23,7 +23,7 @@ _calls = [0]
 def softmax(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     # A cheat: after the calls made before timing, launch nothing: the first calls that compile it (one a shape,
     # while the reference starts) and the correctness checks (3 shapes x (2 seeds x 2 runs, and a call on the
-    # first seed's buffers with the second seed's inputs)): 18.
+    # first seed's buffers with the second seed's inputs)): 18 (15 where the first calls are the checks').
     _calls[0] += 1
     if _calls[0] > 18:
         return y
