@@ -744,14 +744,17 @@ class CandidateWorker(Worker):
         ("prepared"; the judge takes the lock and says "go"), the evidence after ("released"). False when the
         judge said something else (it is ending the evaluation)."""
         timing = ShapeTiming(self, i, pass_cmd["pool_seeds"][i], pass_cmd["fresh_seeds"][i], settings, self.rng)
-        timing.setup()  # not held off: a setup (the buffers, the calibration) takes longer than another's pass
+        with self.work.piece():  # its calibration too is held off while another evaluation times
+            timing.setup()
         self.send("prepared", shape=i)
         if self.recv().get("type") != "go":
             return False
         self.send("timing", shape=i, **timing.rounds())
         if self.recv().get("type") != "released":
             return False
-        self.send("checked", shape=i, **timing.evidence())
+        with self.work.piece():
+            evidence = timing.evidence()
+        self.send("checked", shape=i, **evidence)
         kept.extend(timing.kept)
         return True
 
