@@ -22,7 +22,6 @@ from . import device_outputs as D
 from . import kernelbench_timing
 from . import memory_plan as M
 from .backends import get_backend
-from .device_lock import DeviceWork
 from .protocol import Channel
 from .shape_timing import Kept, ShapeTiming
 from .spec import SpecError, import_spec, validate
@@ -276,13 +275,6 @@ class ReferenceWorker(Worker):
                                 f"{type(e).__name__}: {e}.")
 
     def serve(self, req: Dict[str, Any]) -> None:
-        """One request, held off while an evaluation times on this device (device_lock.py)."""
-        if getattr(self, "work", None) is None:
-            self.work = DeviceWork(self.cfg.get("lock") or None)
-        with self.work.piece():
-            self.serve_piece(req)
-
-    def serve_piece(self, req: Dict[str, Any]) -> None:
         if req.get("compare") is not None or req.get("headers_only"):
             self.serve_on_device(req)
             return
@@ -518,12 +510,11 @@ class CandidateWorker(Worker):
             self.baseline_compiled = 0
             self.set_bytes: Dict[int, int] = {}  # each shape's input/output set, measured on its first call
             self.returned_bytes: Dict[int, int] = {}
-            self.work = DeviceWork(self.cfg.get("lock") or None)
             self.correctness()
             stats = self.backend.runtime_stats(self.kc, kernel)
             if self.backend.jit_compiles:
                 stats["baseline_compiled"] = self.baseline_compiled
-            self.send("correct_done", compile=stats, held_off_s=round(self.work.waited, 3))
+            self.send("correct_done", compile=stats)
             cmd = self.recv()
             if cmd.get("type") != "time":
                 return
@@ -545,7 +536,7 @@ class CandidateWorker(Worker):
             kernelbench = (kernelbench_timing.measure(self, pass_cmd["kernelbench"]) if pass_cmd.get("kernelbench")
                            else {})
             M.release(self.backend.gpu, max(self.set_bytes.values(), default=0))  # for the reference's checks
-            self.send("final", held_off_s=round(self.work.waited, 3), **kernelbench)
+            self.send("final", **kernelbench)
             # Every pass is over: now the evidence is hashed and sent.
             stage = "verify"
             for i, entries in enumerate(kept):
@@ -650,16 +641,15 @@ class CandidateWorker(Worker):
                     self.same_buffers_call(i, seed, args, *carried)
                     carried = None
                 for rep in (0, 1):  # the second run checks determinism
-                    with self.work.piece():  # held off while another evaluation times (device_lock.py)
-                        gargs, guards = self.guarded_args(args)
-                        self.poison_outputs(gargs)
-                        self.send("calling", shape=i, seed=seed, rep=rep)
-                        watched = self.backend.watches_operators
-                        if watched and rep == 0 and seed == self.cfg["seeds"][0]:
-                            result = self.watched_call(i, args, gargs)
-                        else:
-                            result = self.spec.launch(self.kc, *gargs)
-                        self.backend.synchronize()
+                    gargs, guards = self.guarded_args(args)
+                    self.poison_outputs(gargs)
+                    self.send("calling", shape=i, seed=seed, rep=rep)
+                    watched = self.backend.watches_operators
+                    if watched and rep == 0 and seed == self.cfg["seeds"][0]:
+                        result = self.watched_call(i, args, gargs)
+                    else:
+                        result = self.spec.launch(self.kc, *gargs)
+                    self.backend.synchronize()
                     outs = self.result_outputs(result, gargs)
                     if rep == 0 and seed == self.cfg["seeds"][0]:
                         self.returned_bytes[i] = M.new_output_bytes(outs, gargs)
@@ -685,12 +675,11 @@ class CandidateWorker(Worker):
         args, narrow, _ = self.wide_inputs(i, seed)
         if not narrow:
             return
-        with self.work.piece():
-            gargs, guards = self.guarded_args(args)
-            self.poison_outputs(gargs)
-            self.send("calling", shape=i, seed=seed, rep=0)
-            result = self.spec.launch(self.kc, *gargs)
-            self.backend.synchronize()
+        gargs, guards = self.guarded_args(args)
+        self.poison_outputs(gargs)
+        self.send("calling", shape=i, seed=seed, rep=0)
+        result = self.spec.launch(self.kc, *gargs)
+        self.backend.synchronize()
         self.send_outputs("call", self.result_outputs(result, gargs), phase="wide", shape=i, seed=seed, factor=1.0,
                           rep=0, guard=self.guard_damage(guards), leftovers=self.leftovers(),
                           digests=self.arg_digests(gargs))
@@ -702,12 +691,11 @@ class CandidateWorker(Worker):
         by buffer address shows here. The timed calls rotate their buffers, so this is where a program that refills
         the same buffers every step is stood in for. Made just before the next seed's runs, so the judge checks it
         against the expected outputs it is about to use for them (computed once)."""
-        with self.work.piece():
-            for j, a in enumerate(args):
-                gargs[j] = A.fill(gargs[j], a, (lambda dst, _a: A.poison(dst)) if j in self.outputs else A.copy_into)
-            self.send("calling", shape=i, seed=seed, rep=2)
-            result = self.spec.launch(self.kc, *gargs)
-            self.backend.synchronize()
+        for j, a in enumerate(args):
+            gargs[j] = A.fill(gargs[j], a, (lambda dst, _a: A.poison(dst)) if j in self.outputs else A.copy_into)
+        self.send("calling", shape=i, seed=seed, rep=2)
+        result = self.spec.launch(self.kc, *gargs)
+        self.backend.synchronize()
         self.send_outputs("call", self.result_outputs(result, gargs), phase="correct", shape=i, seed=seed,
                           factor=1.0, rep=2, guard=self.guard_damage(guards), leftovers=self.leftovers(),
                           digests=self.arg_digests(gargs))
@@ -744,17 +732,14 @@ class CandidateWorker(Worker):
         ("prepared"; the judge takes the lock and says "go"), the evidence after ("released"). False when the
         judge said something else (it is ending the evaluation)."""
         timing = ShapeTiming(self, i, pass_cmd["pool_seeds"][i], pass_cmd["fresh_seeds"][i], settings, self.rng)
-        with self.work.piece():  # its calibration too is held off while another evaluation times
-            timing.setup()
+        timing.setup()
         self.send("prepared", shape=i)
         if self.recv().get("type") != "go":
             return False
         self.send("timing", shape=i, **timing.rounds())
         if self.recv().get("type") != "released":
             return False
-        with self.work.piece():
-            evidence = timing.evidence()
-        self.send("checked", shape=i, **evidence)
+        self.send("checked", shape=i, **timing.evidence())
         kept.extend(timing.kept)
         return True
 

@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .backends import Backend, BackendError, Build, get_backend
 from . import kernelbench_timing
-from .device_lock import device_lock, quiet_timing
+from .device_lock import device_lock
 from .protocol import Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .reference_answers import ReferenceAnswers
 from .spec import SpecError, read_header
@@ -328,7 +328,6 @@ class Judge:
         threads_allowed = bool(re.search(r"#\s*pragma\s+omp\b", strip_comments(base_text)))
         self.threads_allowed = threads_allowed
         self.worker.send({"type": "candidate", "candidate_artifact": cand_build.artifact, "seeds": self.seeds,
-                          "lock": (self.opts.lock or "") if quiet_timing() else "",
                           "outputs": self.outputs, "inplace": self.inplace, "threads_allowed": threads_allowed,
                           "inputs": self.opts.inputs, "share_bytes": self.answers.share_bytes})
         t = time.monotonic()
@@ -360,7 +359,6 @@ class Judge:
         config = {
             "mode": mode, "nonce": self.nonce, "spec": self.header.path, "backend": self.header.backend,
             "kernel": self.header.kernel, "baseline_artifact": base.artifact, "canary": self.canary,
-            "lock": self.opts.lock if mode == "reference" and quiet_timing() else "",
             **self.backend.worker_settings(mode),
         }
         from . import warm
@@ -396,8 +394,7 @@ class Judge:
         if not self.opts.shared_reference or os.environ.get("KERNELEVOLVE_SHARED_REFERENCE", "1") == "0":
             return ""
         from .backends.base import content_key
-        return content_key(self._spec_key(), os.environ.get("CUDA_VISIBLE_DEVICES", ""),
-                           (self.opts.lock or "") if quiet_timing() else "")
+        return content_key(self._spec_key(), os.environ.get("CUDA_VISIBLE_DEVICES", ""))
 
     def _spec_key(self) -> str:
         """The spec's text and path, the baseline's text, the backend and the kernel, read and hashed once."""
@@ -577,9 +574,6 @@ class Judge:
                                                  f"the baseline does not: a library fallback outside the kernel.")
             if header["type"] == "correct_done":
                 self.compile_stats.update(header.get("compile") or {})
-                if header.get("held_off_s"):  # its checked calls waiting for other evaluations' timed sections
-                    # (device_lock.DeviceWork)
-                    self.stages["held_off_s"] = float(header["held_off_s"])
                 self.current = None
                 if wide:
                     from .robustness import require_every_pass
@@ -633,7 +627,7 @@ class Judge:
             self._timing_message("prepared", i)
             self.answers.settle()
             t = time.monotonic()
-            with device_lock(self.opts.lock, held, self.quiet):
+            with device_lock(self.opts.lock, held):
                 self.stages["lock_wait_s"] = self.stages.get("lock_wait_s", 0.0) + time.monotonic() - t
                 self.worker.send({"type": "go"})
                 header = self._timing_message("timing", i)
@@ -718,8 +712,6 @@ class Judge:
         held: List[List[float]] = []
         self.stages["lock_wait_s"] = 0.0
         self.stages["timing_s"] = 0.0
-        # Quiet timing (device_lock.py): each hold first waits for the device work of other evaluations under way.
-        self.quiet = {} if self.opts.lock and quiet_timing() else None
         self.worker.send(cmd)
         self._timed_passes(list(range(n)), received, held)
         # Shapes whose ratio is less sure than the goal, or that disagree with the others, are timed again in new
@@ -740,7 +732,7 @@ class Judge:
         if asked:  # KernelBench's eager timing, beside ours: timing too, so under the lock
             self.answers.settle()
             t = time.monotonic()
-            with device_lock(self.opts.lock, held, self.quiet):
+            with device_lock(self.opts.lock, held):
                 self.stages["lock_wait_s"] += time.monotonic() - t
                 self.worker.send({"type": "timed", **asked})
                 final, _ = self._expect("final", "timing")
@@ -748,8 +740,6 @@ class Judge:
         else:
             self.worker.send({"type": "timed"})
             final, _ = self._expect("final", "timing")
-        if final.get("held_off_s"):  # with its timed passes' setups and checks
-            self.stages["held_off_s"] = float(final["held_off_s"])
         t = time.monotonic()
         # The device is free again: the worker now sends what it kept (outputs and arguments of timed calls and
         # of the fresh-input call), while the reference process computes the expected outputs for all of it.
@@ -813,7 +803,7 @@ class Judge:
                       f"({overall_iv[0]:.2f}-{overall_iv[1]:.2f}; geometric mean of paired ratios).",
             "speedup": speedup, "speedup_interval": list(overall_iv), "shapes": rows, "compile": self.compile_stats,
             "timing": {"method": method, "estimator": "median" if gpu else "lower quartile",
-                       "lock": bool(self.opts.lock), "lock_held": held or None, "quiet": self.quiet is not None,
+                       "lock": bool(self.opts.lock), "lock_held": held or None,
                        "paired": "interleaved rounds",
                        "interval": f"{int(LEVEL * 100)}%: bootstrap over rounds, widened to the spread between buffer "
                                    f"sets and passes"},
@@ -827,7 +817,6 @@ class Judge:
         if self.opts.profile:
             from .profiling import profile
             verdict["profile"] = profile(self, rows, spreads)
-        self.stages.update(self.quiet or {})
         verdict["stages"] = self._stage_times()
         verdict["workers"] = self.workers
         if self.log:

@@ -1,11 +1,7 @@
 """The timed pass's phases (shape_timing.py) and the timing lock, on the CPU: the setup runs before the judge takes
 the lock, only the rounds while it holds it, the checks after it is released."""
-import fcntl
-import os
 import random
 import re
-import threading
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -13,7 +9,6 @@ import pytest
 
 from conftest import MM_SPEC, NAIVE, Harness, mm_source
 from kernelevolve_harness import _worker as W
-from kernelevolve_harness import device_lock as L
 from kernelevolve_harness.shape_timing import ShapeTiming, StopTiming
 from kernelevolve_harness.timing_settings import TimingSettings
 
@@ -36,89 +31,6 @@ def test_only_the_rounds_run_while_the_lock_is_held(harness: Harness, tmp_path: 
         assert start <= rounds[0] <= rounds[1] <= end, "rounds ran outside the lock"
         assert end <= evidence[0], "the checks ran while the lock was held"
     assert v["stages"]["timing_s"] == pytest.approx(sum(e - s for s, e in holds), abs=0.01)
-
-
-def test_a_timer_waits_for_device_work_under_way_and_holds_off_new_work(tmp_path: Path) -> None:
-    lock = str(tmp_path / "gpu-0.lock")
-    work, other = L.DeviceWork(lock), L.DeviceWork(lock)
-    events: List[Tuple[str, float]] = []
-    inside = threading.Event()
-
-    def piece(w: L.DeviceWork, name: str, hold: float, entered: threading.Event = None) -> None:
-        with w.piece():
-            events.append((name + " in", time.monotonic()))
-            if entered is not None:
-                entered.set()
-            time.sleep(hold)
-        events.append((name + " out", time.monotonic()))
-
-    first = threading.Thread(target=piece, args=(work, "first", 0.15, inside))
-    first.start()
-    inside.wait(5)
-    quiet: Dict[str, float] = {}
-    held: List[List[float]] = []
-    with L.device_lock(lock, held, quiet):
-        events.append(("timer in", time.monotonic()))
-        late = threading.Thread(target=piece, args=(other, "late", 0.0))
-        late.start()
-        time.sleep(0.2)
-        events.append(("timer out", time.monotonic()))
-    late.join(5)
-    first.join(5)
-    at = dict(events)
-    assert at["first out"] <= at["timer in"], events  # the timer waited for the piece under way
-    assert at["timer out"] <= at["late in"], events  # and the piece asked for meanwhile waited for the timer
-    assert 0.1 <= quiet["quiet_wait_s"] < L.QUIET_WAIT_S and "unquiet_holds" not in quiet
-    assert other.waited >= 0.15 and len(held) == 1
-
-
-def test_a_piece_longer_than_the_quiet_wait_is_timed_beside(tmp_path: Path) -> None:
-    lock = str(tmp_path / "gpu-0.lock")
-    work, inside = L.DeviceWork(lock), threading.Event()
-
-    def long_piece() -> None:
-        with work.piece():
-            inside.set()
-            time.sleep(L.QUIET_WAIT_S + 0.5)
-
-    t = threading.Thread(target=long_piece)
-    t.start()
-    inside.wait(5)
-    quiet: Dict[str, float] = {}
-    start = time.monotonic()
-    with L.device_lock(lock, None, quiet):
-        waited = time.monotonic() - start
-    t.join(5)
-    assert quiet["unquiet_holds"] == 1 and L.QUIET_WAIT_S <= waited < L.QUIET_WAIT_S + 0.3, (quiet, waited)
-
-
-@pytest.mark.parametrize("quiet", ["1", "0"])
-def test_an_evaluation_checks_no_call_while_another_evaluation_times(harness: Harness, tmp_path: Path, monkeypatch,
-                                                                      quiet: str) -> None:
-    """Another evaluation's timer holds the device for the first seconds of this one: this evaluation's checked
-    calls and its reference's answers wait for it (held_off_s), and its own timer after it. With
-    KERNELEVOLVE_QUIET_TIMING=0 only the timer waits."""
-    monkeypatch.setenv("KERNELEVOLVE_QUIET_TIMING", quiet)
-    lock = tmp_path / "cpu.lock"
-    L._own(str(lock), str(tmp_path))
-    L._own(L.turnstile_path(str(lock)), str(tmp_path))
-    turn = os.open(L.turnstile_path(str(lock)), os.O_RDONLY)
-    fcntl.flock(turn, fcntl.LOCK_EX)  # as a timer holds it
-    start = time.time()
-    timer = threading.Timer(4.0, lambda: fcntl.flock(turn, fcntl.LOCK_UN))
-    timer.start()
-    try:
-        v, _ = harness.evaluate(MM_SPEC, mm_source(NAIVE), "--lock", str(lock))
-    finally:
-        timer.join()
-        os.close(turn)
-    assert v["status"] == "ok", v
-    assert v["timing"]["quiet"] is (quiet == "1")
-    assert v["timing"]["lock_held"][0][0] >= start + 3.9  # its own timer waited
-    if quiet == "1":
-        assert v["stages"]["held_off_s"] > 0.5, v["stages"]
-    else:
-        assert "held_off_s" not in v["stages"], v["stages"]
 
 
 class Recorder:

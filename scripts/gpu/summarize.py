@@ -126,11 +126,6 @@ def main(out):
             print(f"    first calls (mean s): {mean('precompile_s'):.3f}, in correct s (Triton's compiles); shapes "
                   f"timed again {sum(st.get('retimed_shapes', 0) for st in stages) / max(1, len(stages)):.2f} a "
                   f"candidate")
-        if any((v.get("timing") or {}).get("quiet") for v in vs):  # device_lock.py: timers wait for quiet
-            holds = sum(len((v.get("timing") or {}).get("lock_held") or []) for v in vs)
-            print(f"    quiet timing (mean s a candidate): waited for quiet {mean('quiet_wait_s'):.3f}, its device work "
-                  f"held off {mean('held_off_s'):.3f}; holds without quiet "
-                  f"{sum(st.get('unquiet_holds', 0) for st in stages)} of {holds}")
         waits = [k for k in ("reference_wait_correctness_s", "verify_s", "reference_wait_verify_s")
                  if any(k in st for st in stages)]
         if waits:
