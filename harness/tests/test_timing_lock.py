@@ -1,5 +1,6 @@
 """The timed pass's phases (shape_timing.py) and the timing lock, on the CPU: the setup runs before the judge takes
 the lock, only the rounds while it holds it, the checks after it is released."""
+import os
 import random
 import re
 from pathlib import Path
@@ -94,3 +95,14 @@ def test_a_guard_band_written_during_the_rounds_is_reported_after_them(tmp_path:
         t.evidence()
     kind, fields = w.send.sent[-1]
     assert kind == "call" and fields["guard"] == "wrote past the end of argument 2"
+
+
+def test_a_gpu_worker_asks_for_one_device_queue_unless_told_otherwise(monkeypatch) -> None:
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
+    W.one_device_queue(False)
+    assert "CUDA_DEVICE_MAX_CONNECTIONS" not in os.environ  # a CPU worker's environment is left alone
+    W.one_device_queue(True)
+    assert os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] == "1"
+    monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8")  # the user's (or an A/B run's) choice stands
+    W.one_device_queue(True)
+    assert os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] == "8"
