@@ -1,8 +1,7 @@
 """A shape's speedup as a paired ratio, and how sure it is.
 
 Baseline and candidate are timed in interleaved rounds (ABBA), so round r's two samples were taken side by side
-under the same conditions; a "round" here is the pair of rounds of opposite orders that the stopping rule makes
-one sample of (stopping_rule.py). A pass is one timed section of a shape: its rounds' samples for both kernels, and on a
+under the same conditions. A pass is one timed section of a shape: its rounds' samples for both kernels, and on a
 GPU the buffer set each round ran in (the worker turns through a few sets, shared by both kernels). The pass's
 ratio is estimate(baseline) / estimate(candidate) (the median on a GPU, the lower quartile on a CPU); a shape timed
 in several passes (re-timed because its interval was wider than its goal and within reach of it) combines them as

@@ -8,8 +8,7 @@ judge brackets with the timing lock, so that nothing but the timed rounds runs w
     evidence()   after the lock: the last timed calls' outputs kept, the guard bands checked, the fresh-input call
 
 A round is one sample of each kernel, in ABBA order (each kernel follows the other equally often), each sample
-on freshly refilled inputs (a pool entry scaled by a random factor) and poisoned outputs; two rounds of opposite
-orders make one sample of the pass (stopping_rule.py), so what running second does to a kernel's time cancels. On a GPU both kernels
+on freshly refilled inputs (a pool entry scaled by a random factor) and poisoned outputs. On a GPU both kernels
 run in the same buffers (where a buffer lies in device memory changes a kernel's time: on an H200 one softmax
 read 48 us in most pairs of buffers and 60 us in one, and a kernel judged against itself in buffers of its own
 read up to 9% faster), and the rounds turn through a few buffer sets, so that placement is averaged over and the
@@ -228,9 +227,7 @@ class ShapeTiming:
         taken = 0
         while True:
             spot = taken in spots
-            # two rounds a buffer set, of opposite orders: the pair the stopping rule makes of them (one round of
-            # each order) is of one set
-            label = (taken // 2) % len(self.rotation) if self.rotation else 0
+            label = taken % len(self.rotation) if self.rotation else 0
             if self.rotation:
                 self.sets["baseline"] = self.sets["candidate"] = [self.rotation[label]]
             # a spot-checked round times the candidate last: its outputs are still in the shared buffers
@@ -255,8 +252,7 @@ class ShapeTiming:
                     continue
                 b, c = pair["baseline"].ms, pair["candidate"].ms
                 rule.add_measurement(b, c, pending[a][1], timed_s=(b * self.batch["baseline"]
-                                                                   + c * self.batch["candidate"]) / 1000.0,
-                                     first=pending[a][0])
+                                                                   + c * self.batch["candidate"]) / 1000.0)
             # their outputs are let go (memory_plan.py: one round's outputs at a time, and the candidate's last)
             pending, done, pair = [], [], {}
             if spot:

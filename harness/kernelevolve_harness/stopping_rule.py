@@ -12,9 +12,8 @@ check cost as long as dozens of rounds, and the worker held the timing lock whil
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -26,7 +25,7 @@ LEVEL = 0.95
 
 @dataclass
 class RuleStats:
-    rounds: int  # samples kept: rounds, or pairs of rounds of opposite orders (add_measurement's `first`)
+    rounds: int  # rounds kept
     set_aside: int  # rounds taken and set aside (a launch still being queued when its timing began)
     timed_s: float  # seconds of timed work kept (both kernels, every call)
     half_width: Optional[float]  # the last computed relative half-width of the ratio's interval
@@ -44,8 +43,6 @@ class StoppingRule:
         self.baseline: List[float] = []
         self.candidate: List[float] = []
         self.labels: List[int] = []
-        self.rounds_kept = 0
-        self._unpaired: Dict[str, List[Tuple[float, float, int]]] = {"baseline": [], "candidate": []}
         self.set_aside = 0
         self.timed_s = 0.0
         self.half_width: Optional[float] = None
@@ -53,33 +50,13 @@ class StoppingRule:
         self._checked_at = 0
 
     def add_measurement(self, baseline_ms: float, candidate_ms: float, buffer_set: int = 0,
-                        timed_s: Optional[float] = None, first: Optional[str] = None) -> None:
-        """One round: each kernel's time per call, the buffer set both ran in, the round's seconds of timed work
-        (default: one call of each), and which kernel ran first in it ("baseline" or "candidate").
-
-        With `first`, a round becomes a sample only paired with the oldest unpaired round of the other order (each
-        kernel's sample is the geometric mean of its two times; the buffer set is the earlier round's): the
-        kernel that runs second in a round can run several percent slower or faster than it would first (on an
-        H200, the softmax example's 60 us shape 17-18% slower whichever kernel it was, the RMSNorms' 2-3%), and
-        a median of rounds of both orders then lands anywhere between the two (docs/benchmarks.md, 2026-12-03,
-        sixth session). In a pair each kernel ran once first and once second, so that factor cancels. Without
-        `first`, each round is a sample."""
-        self.timed_s += (baseline_ms + candidate_ms) / 1000.0 if timed_s is None else timed_s
-        self.rounds_kept += 1
-        if first is None:
-            self._append(baseline_ms, candidate_ms, buffer_set)
-            return
-        other = self._unpaired["candidate" if first == "baseline" else "baseline"]
-        if not other:
-            self._unpaired[first].append((baseline_ms, candidate_ms, buffer_set))
-            return
-        b0, c0, label = other.pop(0)
-        self._append(math.sqrt(b0 * baseline_ms), math.sqrt(c0 * candidate_ms), label)
-
-    def _append(self, baseline_ms: float, candidate_ms: float, buffer_set: int) -> None:
+                        timed_s: Optional[float] = None) -> None:
+        """One round: each kernel's time per call, the buffer set both ran in, and the round's seconds of timed
+        work (default: one call of each)."""
         self.baseline.append(baseline_ms)
         self.candidate.append(candidate_ms)
         self.labels.append(buffer_set)
+        self.timed_s += (baseline_ms + candidate_ms) / 1000.0 if timed_s is None else timed_s
 
     def add_set_aside(self) -> None:
         self.set_aside += 1
@@ -92,7 +69,7 @@ class StoppingRule:
         return RuleStats(len(self.candidate), self.set_aside, self.timed_s, self.half_width, self.reason)
 
     def _reason(self) -> str:
-        s, kept = self.s, self.rounds_kept  # the floor and the ceilings count rounds, paired or not
+        s, kept = self.s, len(self.candidate)
         if kept + self.set_aside >= 2 * s.ceiling_rounds:
             return "ceiling: rounds taken"  # bounded even when most rounds are set aside
         if kept < s.floor_rounds or self.timed_s < s.floor_s:
@@ -103,12 +80,9 @@ class StoppingRule:
             return "ceiling: timed work"
         if self.goal <= 0:
             return "floor"
-        # the bootstrap again once a tenth more samples are in (each check costs about a millisecond)
-        n = len(self.candidate)
-        if n < 2:
-            return ""
-        if self.half_width is None or n - self._checked_at >= max(1, self._checked_at // 10):
-            self._checked_at = n
+        # the bootstrap again once a tenth more rounds are in (each check costs about a millisecond)
+        if self.half_width is None or kept - self._checked_at >= max(1, self._checked_at // 10):
+            self._checked_at = kept
             self.half_width = self.interval_half_width()
         return "precise" if self.half_width <= self.goal else ""
 

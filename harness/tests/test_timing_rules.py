@@ -108,26 +108,3 @@ def test_a_kernel_under_10_us_stops_at_its_own_looser_goal() -> None:
     rule = StoppingRule(GPU, goal=0.025)
     run(rule, noise=0.06)
     assert rule.stats().reason == "precise" and rule.stats().half_width <= 0.025
-
-
-def test_what_running_second_does_to_a_kernel_cancels_in_pairs_of_rounds() -> None:
-    """Two identical kernels, each 20% slower when it runs second in a round (the softmax example's 60 us shape on
-    an H200 read so), in rounds of alternating order as the worker takes them. Each round alone reads 0.83 or 1.2;
-    a median over rounds lands between the two, wherever one order has a round more; a pair of rounds of both
-    orders reads 1.00."""
-    rng = random.Random(3)
-    paired, unpaired = StoppingRule(GPU), StoppingRule(GPU)
-    for r in range(41):  # an odd count: one order a round ahead, as set-aside rounds leave it
-        first = "baseline" if r % 2 == 0 else "candidate"
-        noise = [1 + rng.gauss(0, 0.003) for _ in range(2)]
-        b = 0.05 * noise[0] * (1.0 if first == "baseline" else 1.2)
-        c = 0.05 * noise[1] * (1.2 if first == "baseline" else 1.0)
-        paired.add_measurement(b, c, (r // 2) % 4, first=first)
-        unpaired.add_measurement(b, c, (r // 2) % 4)
-    assert len(paired.candidate) == 20 and paired.rounds_kept == 41  # the last round waits for its other half
-    ratio = median(paired.baseline) / median(paired.candidate)
-    assert ratio == pytest.approx(1.0, abs=0.01)
-    [(lo, hi)], _ = intervals([[(paired.baseline, paired.candidate, paired.labels)]], median)
-    assert lo <= 1.0 <= hi and hi / lo < 1.02
-    wrong = median(unpaired.baseline) / median(unpaired.candidate)
-    assert abs(wrong - 1.0) > 0.1  # the round-by-round median: one order's ratio
