@@ -220,7 +220,8 @@ def intervals(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int
     the same way. A CUDA graph's sample turns through all of its buffer sets in every replay, so its pass is one
     cluster already averaged over placements, and the scatter between an eager pass's buffer sets (one set a
     round) says nothing of it: pooled with the softmax example's 60 us eager shape (4 sets whose ratios scatter
-    by tens of percent, where a buffer lies), its 7 us graph shapes, known to +-2% by their rounds, read 0.50-2.0
+    by tens of percent: each set always ran the two kernels in one order, and that shape's second kernel runs
+    17-23% slower, docs/benchmarks.md 2026-12-03, sixth session), its 7 us graph shapes, known to +-2% by their rounds, read 0.50-2.0
     (an H200 self-judgement, 2026-12-03)."""
     seed = repr([[len(p[0]) for p in s] for s in shapes])
     drawn = _bootstrap_numpy(shapes, estimate, rounds, seed)

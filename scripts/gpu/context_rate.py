@@ -69,11 +69,11 @@ def once(n: int) -> None:
     idle, busy = victim.stdout.readline().split()
     for p in procs + [victim]:
         p.wait()
-    print(f"     beside them, a process's small kernels (each synced): {idle} a second before, {busy} while they "
-          f"made their contexts")
     print(f"{n:3d} at once: each {statistics.median(took):.3f} s (median; the driver's context "
           f"{statistics.median(driver):.3f}), {max(took):.3f} s (slowest); all done in {wall:.3f} s: "
           f"{n / wall:.1f} contexts a second")
+    print(f"     beside them, a process's small kernels (each synced): {idle} a second before, {busy} while they "
+          f"made their contexts")
 
 
 if __name__ == "__main__":
