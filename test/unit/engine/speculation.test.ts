@@ -1,7 +1,8 @@
 // Speculation: the tuner proposes the next neighbours before the last verdicts are in, so the pool's slots stay
 // busy and a budget that fits the pool runs as one wave; a speculative candidate whose parent's verdict makes it
 // moot is stopped, and its budget unit stays spent. A real engine and tuner, a GPU host modelled in virtual time
-// (parallel preparation, one timing lock), verdicts from a scripted landscape of the quick GELU's knobs.
+// (parallel preparation, one timing lock), verdicts from a scripted landscape of the quick GELU's knobs (or the
+// softmax example's, on a plateau).
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -17,8 +18,11 @@ import { TuneOperator } from '../../../src/engine/tuneOperator';
 
 const gelu = readFileSync(path.join(__dirname, '../../../scripts/gpu/tuner-kernels/quick_gelu/gelu.py'), 'utf8');
 const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/gelu.py', kernel: 'quick_gelu_kernel' };
+// the softmax example: three launch knobs (rows a program, warps, stages), a larger space than the GELU's
+const softmax = readFileSync(path.join(__dirname, '../../../examples/triton/softmax/softmax.py'), 'utf8');
+const softmaxSpec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/softmax.py', kernel: 'softmax_kernel' };
 // memory-bound: best at 2048-element blocks with 16 warps (off every Hopper start)
-const time = (v: KnobValues) => Math.exp(0.3 * (Math.log2(v.BLOCK) - 11) ** 2 + 0.5 * (Math.log2(v.num_warps) - 4) ** 2);
+const gpuTime = (v: KnobValues) => Math.exp(0.3 * (Math.log2(v.BLOCK) - 11) ** 2 + 0.5 * (Math.log2(v.num_warps) - 4) ** 2);
 
 /**
  * A GPU host in virtual time (vitest's fake timers): every evaluation prepares in parallel (compile, correctness:
@@ -35,7 +39,9 @@ class LockedGpu implements Evaluator {
   private readonly t0 = Date.now();
   private holder?: string;
   private readonly waiting: Array<{ id: string; go: () => void }> = [];
-  constructor(readonly totalSlots: number, private readonly setupMs: number, private readonly timedMs: number, private readonly fail: (v: KnobValues) => boolean = () => false) {}
+  constructor(readonly totalSlots: number, private readonly setupMs: number, private readonly timedMs: number, private readonly fail: (v: KnobValues) => boolean = () => false,
+    private readonly time: (v: KnobValues) => number = gpuTime, private readonly baseline = gelu,
+    private readonly interval = 0) {}
 
   private release(id: string): void {
     const i = this.waiting.findIndex((w) => w.id === id);
@@ -84,11 +90,11 @@ class LockedGpu implements Evaluator {
       this.running--;
     }
     this.ends.push({ id: job.id, at: Date.now() - this.t0 });
-    const base = knobValues(detectKnobs(gelu, 'python'));
+    const base = knobValues(detectKnobs(this.baseline, 'python'));
     const v = knobValues(detectKnobs(job.candidateSource, 'python'));
     if (this.fail(v)) return { status: 'incorrect', reason: 'Wrong results on shape {n: 3000017}.', host: 'gpu' };
-    const speedup = time(base) / time(v);
-    return { status: 'ok', reason: 'Correct.', speedup, shapes: [{ shape: { n: 16777216 }, baseline_ms: time(base), candidate_ms: time(v), speedup }], host: 'gpu' };
+    const speedup = this.time(base) / this.time(v);
+    return { status: 'ok', reason: 'Correct.', speedup, ...(this.interval ? { speedup_interval: [speedup / (1 + this.interval), speedup * (1 + this.interval)] } : {}), shapes: [{ shape: { n: 16777216 }, baseline_ms: this.time(base), candidate_ms: this.time(v), speedup }], host: 'gpu' };
   }
 
   /** Evaluations (the baseline's excluded) started before the first of them ended: the first wave. */
@@ -103,17 +109,35 @@ class WaitingTuner extends TuneOperator {
   override readonly speculates = false;
 }
 
+interface TuneOptions {
+  speculate?: boolean;
+  fail?: (v: KnobValues) => boolean;
+  budget?: number;
+  /** A run bound by time (seconds), each evaluation prepared in setupMs, timed on the landscape `time`. */
+  timeS?: number;
+  setupMs?: number;
+  time?: (v: KnobValues) => number;
+  /** The softmax example instead of the quick GELU. */
+  softmax?: boolean;
+  /** Each verdict's interval: the speedup to within this relative margin. */
+  interval?: number;
+  store?: RunStore;
+  resume?: LoadedRun;
+}
+
 /** A 20-candidate tune of the quick GELU on a GPU host of `slots` slots whose evaluations take 8 s to prepare and
  *  0.3 s to time (a first compile and the checks dominate, as on the H200); returns the run's wall time in virtual ms. */
-async function tune(slots: number, opts: { speculate?: boolean; fail?: (v: KnobValues) => boolean; budget?: number; store?: RunStore; resume?: LoadedRun } = {}) {
+async function tune(slots: number, opts: TuneOptions = {}) {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
   try {
     const t0 = Date.now();
-    const evaluator = new LockedGpu(slots, 8000, 300, opts.fail);
-    const op = opts.speculate === false ? new WaitingTuner({ fileName: 'gelu.py' }) : new TuneOperator({ fileName: 'gelu.py' });
+    const [source, kernelSpec] = opts.softmax ? [softmax, softmaxSpec] : [gelu, spec];
+    const evaluator = new LockedGpu(slots, opts.setupMs ?? 8000, 300, opts.fail, opts.time, source, opts.interval);
+    const fileName = path.basename(kernelSpec.sourcePath);
+    const op = opts.speculate === false ? new WaitingTuner({ fileName }) : new TuneOperator({ fileName });
     const { resume, store } = opts;
-    const run = new EvolutionRun({ runId: store?.runId ?? 's', runDir: store?.runDir ?? '/tmp/none', spec, baselineSource: gelu, operators: [op], evaluator,
-      policy: new GreedyPolicy(), limits: { budget: opts.budget ?? 20 }, confirmTop: 0,
+    const run = new EvolutionRun({ runId: store?.runId ?? 's', runDir: store?.runDir ?? '/tmp/none', spec: kernelSpec, baselineSource: source, operators: [op], evaluator,
+      policy: new GreedyPolicy(), limits: { budget: opts.budget ?? 20, ...(opts.timeS ? { timeS: opts.timeS } : {}) }, confirmTop: 0,
       ...(resume ? { resume: { candidates: resume.candidates, used: resume.record.counters.used } } : {}) });
     if (store) run.on(store.listener);
     let finished = false;
@@ -194,5 +218,28 @@ describe('speculation', () => {
     } finally {
       fs.rmSync(ws, { recursive: true, force: true });
     }
+  });
+
+  it('gives the slots of a run bound by time to candidates that get judged, once the search reaches a plateau', async () => {
+    // the softmax example's knobs on a plateau: every setting within two steps of 4 rows a program, 4 warps and 2
+    // stages within 1% of the others (the judge's intervals say +-2%), the rest 20% slower and more; 12 slots, 3 s
+    // to prepare each candidate (a warm host), at most two minutes
+    const plateau = (v: KnobValues) => {
+      const off = Math.abs(Math.log2(v.row_block) - 2) + Math.abs(Math.log2(v.num_warps) - 2) + Math.abs(v.num_stages - 2);
+      const jitter = 1 + 0.01 * (((v.row_block * 7 + v.num_warps * 13 + v.num_stages * 5) % 11) / 10);
+      return (off <= 2 ? 1 : 1.2 + 0.1 * off) * jitter;
+    };
+    const { run, evaluator, summary } = await tune(12, { budget: 2000, timeS: 120, setupMs: 3000, time: plateau, softmax: true, interval: 0.02 });
+    const judged = run.candidates.filter((c) => c.state === 'done').length;
+    const stopped = run.candidates.filter((c) => c.state === 'cancelled').length;
+    // every setting the tuner reaches is judged, and a step that loses no longer takes its speculative children
+    // down with it (with every pending child of the best expanded first: 89 judged, 117 stopped, the run over at
+    // 47.7 s: the tuner does not propose a setting it has seen, stopped or not)
+    expect(judged).toBeGreaterThanOrEqual(250);
+    expect(stopped).toBeLessThanOrEqual(judged / 20);
+    expect(evaluator.maxRunning).toBe(12);
+    // the answer: the plateau (within its 2% intervals of the fastest setting judged)
+    const fastest = Math.min(...run.candidates.filter((c) => c.state === 'done' && c.knobs).map((c) => plateau(c.knobs as KnobValues)));
+    expect(summary.best!.speedup).toBeGreaterThan(plateau({ row_block: 1, num_warps: 1, num_stages: 1 }) / fastest / 1.02);
   });
 });
