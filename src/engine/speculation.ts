@@ -43,7 +43,7 @@ function estimateOf(parent: Candidate | undefined): number {
 
 /**
  * The parent to expand: the policy's pick, or a pending candidate of this operator whose estimate (its judged
- * parent's score) beats it. Only one level deep: a pending candidate whose own parent is pending is not expanded.
+ * parent's score, times stepWorth) beats it. Only one level deep: a pending candidate whose own parent is pending is not expanded.
  */
 export function speculativeParent(view: SpeculationView, operator: string, pick: Candidate | undefined): Candidate | undefined {
   const byId = new Map(view.candidates.map((c) => [c.id, c]));
