@@ -806,13 +806,14 @@ class Judge:
                        "lock": bool(self.opts.lock), "lock_held": held or None,
                        "paired": "interleaved rounds",
                        "interval": f"{int(LEVEL * 100)}%: bootstrap over rounds, widened to the spread between buffer "
-                                   f"sets and passes"},
+                                   f"sets and passes and to the two run orders' readings"},
         }
         if os.environ.get("KERNELEVOLVE_VERDICT_PASSES") == "1":  # every pass's samples, for a study of the
             # judge's rules offline (scripts/gpu/retime_study.py): which shapes a rule would time again, and what
             # the verdict would have read without those passes
             verdict["timing"]["passes"] = [[{"samples": h["samples"], "buffer_sets": h.get("buffer_sets"),
-                                             "timer": h.get("timer")} for h in passes] for passes in received]
+                                             "orders": h.get("orders"), "timer": h.get("timer")} for h in passes]
+                                           for passes in received]
         kernelbench_timing.annotate(verdict, final.get("kernelbench"), gpu)
         if self.opts.profile:
             from .profiling import profile
@@ -830,11 +831,13 @@ def _timer(passes: List[Dict[str, Any]]) -> str:
     return str(passes[0].get("timer", "")) if passes else ""
 
 
-def _pass(header: Dict[str, Any]) -> Tuple[List[float], List[float], List[int]]:
-    """A timed pass's samples, and the buffer set of each round (none named: one set)."""
-    sets = header.get("buffer_sets")
-    labels = [int(x) for x in sets] if isinstance(sets, list) and all(isinstance(x, int) for x in sets) else []
-    return header["samples"]["baseline"], header["samples"]["candidate"], labels
+def _pass(header: Dict[str, Any]) -> Tuple[List[float], List[float], List[int], List[int]]:
+    """A timed pass's samples, the buffer set of each round (none named: one set) and its order (none named: the
+    orders are not told apart)."""
+    def ints(key: str) -> List[int]:
+        xs = header.get(key)
+        return [int(x) for x in xs] if isinstance(xs, list) and all(isinstance(x, int) for x in xs) else []
+    return header["samples"]["baseline"], header["samples"]["candidate"], ints("buffer_sets"), ints("orders")
 
 
 def _phases(header: Dict[str, Any]) -> Dict[str, float]:

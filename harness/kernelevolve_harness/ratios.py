@@ -1,22 +1,30 @@
 """A shape's speedup as a paired ratio, and how sure it is.
 
-Baseline and candidate are timed in interleaved rounds (ABBA), so round r's two samples were taken side by side
-under the same conditions. A pass is one timed section of a shape: its rounds' samples for both kernels, and on a
-GPU the buffer set each round ran in (the worker turns through a few sets, shared by both kernels). The pass's
-ratio is estimate(baseline) / estimate(candidate) (the median on a GPU, the lower quartile on a CPU); a shape timed
-in several passes (re-timed because its interval was wider than its goal and within reach of it) combines them as
-the geometric mean of two passes' ratios, or the median of three or more (one pass that caught the device in
-another state is outvoted).
+Baseline and candidate are timed in interleaved rounds, so round r's two samples were taken side by side under the
+same conditions. A pass is one timed section of a shape: its rounds' samples for both kernels, on a GPU the buffer
+set each round ran in (the worker turns through a few sets, shared by both kernels), and the order of each round
+(which kernel ran first). The pass's ratio is estimate(baseline) / estimate(candidate) (the median on a GPU, the
+lower quartile on a CPU), each kernel's estimate the geometric mean of its estimates in the rounds of either order:
+the kernel that runs second in a round can take longer (17-23% on one softmax shape on an H200, 1-3% on RMSNorms,
+2% less on another softmax; docs/benchmarks.md 2026-12-03, sixth session), and an estimate over rounds of both
+orders mixed lands anywhere between the two orders' readings, wherever one order has a few rounds more. A shape
+timed in several passes (re-timed because its interval was wider than its goal and within reach of it) combines
+them as the geometric mean of two passes' ratios, or the median of three or more (one pass that caught the device
+in another state is outvoted).
 
-The interval has two parts, and is the hull of both:
+The interval has three parts, and is the hull of the bootstrap's and the other two's:
 - within: a percentile bootstrap over rounds; each resample draws whole rounds (both kernels' samples of a round
-  together, which keeps the pairing) within every cluster (a pass's rounds in one buffer set);
+  together, which keeps the pairing) within every stratum (a pass's rounds in one buffer set and one order);
 - between: clusters differ by more than their rounds say (where a buffer lies in device memory, the state the
-  device or the machine was in during a pass). Each cluster's own log-ratio scatters around its shape's; that
-  scatter, pooled over the evaluation's shapes timed the same way, is a cluster's whole variance (within and
-  between), so a shape of k clusters is known to within t * s / sqrt(k) (Student's t on the pooled degrees of
-  freedom, at least 2; with fewer clusters than that, the bootstrap alone answers, and the verdict's re-timing
-  adds passes).
+  device or the machine was in during a pass). Each cluster's own log-ratio (a pass's rounds in one buffer set,
+  both orders balanced) scatters around its shape's; that scatter, pooled over the evaluation's shapes timed the
+  same way, is a cluster's whole variance (within and between), so a shape of k clusters is known to within
+  t * s / sqrt(k) (Student's t on the pooled degrees of freedom, at least 2; with fewer clusters than that, the
+  bootstrap alone answers, and the verdict's re-timing adds passes);
+- order: half the difference between the two orders' log-ratios, less what the rounds' own scatter puts there (its
+  variance over the bootstrap's resamples): which kernel ran before it changes a kernel's time, and a user's
+  program may run it after anything, so the interval reaches both orders' readings where they truly differ.
+The second and third add in quadrature.
 A self-judgement read 0.888 on one shape in one run of ten on an H200 while its bootstrap over rounds said
 +-0.3%: the spread between passes was not in the interval.
 """
@@ -27,14 +35,17 @@ import random
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 Estimator = Callable[[Sequence[float]], float]
-# (baseline samples, candidate samples[, buffer set of each round]), index = round
-Pass = Union[Tuple[Sequence[float], Sequence[float]], Tuple[Sequence[float], Sequence[float], Sequence[int]]]
+# (baseline samples, candidate samples[, buffer set of each round[, order of each round]]), index = round
+Pass = Union[Tuple[Sequence[float], Sequence[float]], Tuple[Sequence[float], Sequence[float], Sequence[int]],
+             Tuple[Sequence[float], Sequence[float], Sequence[int], Sequence[int]]]
 Cluster = Tuple[List[float], List[float]]
+BASELINE_FIRST, CANDIDATE_FIRST = 0, 1  # a round's order
 
 BOOTSTRAP = 400
 LEVEL = 0.95
 MIN_CLUSTER_ROUNDS = 3  # a cluster of fewer rounds says nothing about the spread between clusters
 MIN_BETWEEN_DF = 2  # t on one degree of freedom is 12.7: no pooled spread from a single pair of clusters
+MIN_ORDER_ROUNDS = 2  # rounds of each order a pass needs for its orders to be estimated apart
 
 # Student's t, 97.5% quantile, by degrees of freedom (LEVEL 0.95, two-sided)
 _T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
@@ -80,35 +91,109 @@ def combine(passes: List[Tuple[float, float]]) -> Tuple[float, float]:
 
 
 def shape_estimate(passes: Sequence[Pass], estimate: Estimator) -> Tuple[float, float]:
-    return combine([(estimate(p[0]), estimate(p[1])) for p in passes])
+    return combine([pass_estimates(p, estimate) for p in passes])
 
 
-def clusters(p: Pass) -> List[Cluster]:
-    """A pass's rounds split by the buffer set they ran in (one cluster when the pass names none)."""
+def _column(p: Pass, k: int, n: int) -> Optional[List[int]]:
+    """The pass's k-th per-round column (2: buffer sets, 3: orders), when it names one for every round."""
+    col = p[k] if len(p) > k else None  # type: ignore[misc]
+    return [int(x) for x in col[:n]] if col is not None and len(col) >= n else None
+
+
+def order_groups(p: Pass) -> List[Pass]:
+    """A pass's rounds by the order they ran in, each group a pass of its own (buffer sets kept): two groups where
+    each order has MIN_ORDER_ROUNDS rounds, else the pass whole."""
     b, c = p[0], p[1]
     n = min(len(b), len(c))
-    labels = p[2] if len(p) > 2 else None  # type: ignore[misc]
-    if not labels or len(labels) < n:
+    orders = _column(p, 3, n)
+    if orders is None:
+        return [p]
+    labels = _column(p, 2, n) or [0] * n
+    groups = []
+    for o in sorted(set(orders)):
+        rows = [r for r in range(n) if orders[r] == o]
+        groups.append(([b[r] for r in rows], [c[r] for r in rows], [labels[r] for r in rows], [o] * len(rows)))
+    if len(groups) < 2 or min(len(g[0]) for g in groups) < MIN_ORDER_ROUNDS:
+        return [p]
+    return groups  # type: ignore[return-value]
+
+
+def _geomean(xs: Sequence[float]) -> float:
+    return math.exp(sum(math.log(max(x, 1e-12)) for x in xs) / len(xs))
+
+
+def pass_estimates(p: Pass, estimate: Estimator) -> Tuple[float, float]:
+    """(baseline, candidate) of one pass: each kernel's estimate in each order's rounds, geometric mean over the
+    orders (the order's factor cancels in the quotient)."""
+    groups = order_groups(p)
+    if len(groups) == 1:
+        return estimate(p[0]), estimate(p[1])
+    return _geomean([estimate(g[0]) for g in groups]), _geomean([estimate(g[1]) for g in groups])
+
+
+def order_gap(p: Pass, estimate: Estimator) -> Optional[float]:
+    """Half the difference between the log-ratio of the rounds that ran the baseline first and that of the rounds
+    that ran the candidate first (None: the pass has rounds of one order only)."""
+    groups = order_groups(p)
+    if len(groups) != 2:
+        return None
+    first, second = (_log(_ratio(estimate(g[0]), estimate(g[1]))) for g in groups)
+    return (first - second) / 2
+
+
+def strata(p: Pass) -> List[Pass]:
+    """A pass's rounds split by the buffer set they ran in and their order (one stratum when it names neither)."""
+    b, c = p[0], p[1]
+    n = min(len(b), len(c))
+    labels, orders = _column(p, 2, n), _column(p, 3, n)
+    if labels is None and orders is None:
         return [(list(b[:n]), list(c[:n]))]
+    labels, orders = labels or [0] * n, orders or [0] * n
     out: dict = {}
     for r in range(n):
-        cb, cc = out.setdefault(labels[r], ([], []))
-        cb.append(b[r])
-        cc.append(c[r])
+        sb, sc, sl, so = out.setdefault((labels[r], orders[r]), ([], [], [], []))
+        sb.append(b[r])
+        sc.append(c[r])
+        sl.append(labels[r])
+        so.append(orders[r])
     return list(out.values())
 
 
+def clusters(p: Pass) -> List[Pass]:
+    """A pass's rounds split by the buffer set they ran in (one cluster when the pass names none), each with its
+    rounds' orders where the pass has them."""
+    b, c = p[0], p[1]
+    n = min(len(b), len(c))
+    labels, orders = _column(p, 2, n), _column(p, 3, n)
+    if labels is None:
+        return [(list(b[:n]), list(c[:n])) if orders is None else (list(b[:n]), list(c[:n]), [0] * n, orders)]
+    out: dict = {}
+    for r in range(n):
+        cb, cc, cl, co = out.setdefault(labels[r], ([], [], [], []))
+        cb.append(b[r])
+        cc.append(c[r])
+        cl.append(labels[r])
+        if orders is not None:
+            co.append(orders[r])
+    return [(cb, cc) if orders is None else (cb, cc, cl, co) for cb, cc, cl, co in out.values()]
+
+
 def _resample(passes: Sequence[Pass], rng: random.Random) -> List[Pass]:
-    """Rounds drawn with replacement within each cluster of each pass (cluster sizes kept)."""
+    """Rounds drawn with replacement within each stratum of each pass (stratum sizes kept)."""
     out: List[Pass] = []
     for p in passes:
         rb: List[float] = []
         rc: List[float] = []
-        for b, c in clusters(p):
-            idx = [rng.randrange(len(b)) for _ in range(len(b))]
-            rb.extend(b[k] for k in idx)
-            rc.extend(c[k] for k in idx)
-        out.append((rb, rc))
+        rl: List[int] = []
+        ro: List[int] = []
+        for st in strata(p):
+            idx = [rng.randrange(len(st[0])) for _ in range(len(st[0]))]
+            rb.extend(st[0][k] for k in idx)
+            rc.extend(st[1][k] for k in idx)
+            if len(st) > 3:
+                rl.extend(st[2][k] for k in idx)  # type: ignore[misc]
+                ro.extend(st[3][k] for k in idx)  # type: ignore[misc]
+        out.append((rb, rc, rl, ro) if ro else (rb, rc))
     return out
 
 
@@ -127,8 +212,8 @@ def between_spread(shapes: Sequence[Sequence[Pass]], estimate: Estimator) -> Tup
     df = 0
     counts = []
     for passes in shapes:
-        logs = [_log(_ratio(estimate(b), estimate(c))) for p in passes for b, c in clusters(p)
-                if min(len(b), len(c)) >= MIN_CLUSTER_ROUNDS]
+        logs = [_log(_ratio(*pass_estimates(cl, estimate))) for p in passes for cl in clusters(p)
+                if min(len(cl[0]), len(cl[1])) >= MIN_CLUSTER_ROUNDS]
         counts.append(len(logs))
         if len(logs) >= 2:
             mean = sum(logs) / len(logs)
@@ -143,31 +228,41 @@ def _widen(iv: Tuple[float, float], ratio: float, half_log: float) -> Tuple[floa
     return min(iv[0], ratio * math.exp(-half_log)), max(iv[1], ratio * math.exp(half_log))
 
 
-def _bootstrap_python(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int,
-                      seed: str) -> Tuple[List[List[float]], List[float]]:
-    """Each shape's resampled ratios and the geometric mean's, one resample at a time (any estimator)."""
+def shape_gap(passes: Sequence[Pass], estimate: Estimator) -> Optional[float]:
+    """A shape's order gap (order_gap): the mean over its passes that have rounds of both orders."""
+    gaps = [g for g in (order_gap(p, estimate) for p in passes) if g is not None]
+    return sum(gaps) / len(gaps) if gaps else None
+
+
+Drawn = Tuple[List[List[float]], List[float], List[List[float]]]  # per shape, overall, each shape's order gaps
+
+
+def _bootstrap_python(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int, seed: str) -> Drawn:
+    """Each shape's resampled ratios and order gaps, and the geometric mean's ratios, one resample at a time (any
+    estimator)."""
     rng = random.Random(seed)
     per_shape: List[List[float]] = [[] for _ in shapes]
+    gaps: List[List[float]] = [[] for _ in shapes]
     overall: List[float] = []
     for _ in range(rounds):
         logs = 0.0
         for k, passes in enumerate(shapes):
-            if min(len(p[0]) for p in passes) < 2:
-                r = _ratio(*shape_estimate(passes, estimate))
-            else:
-                r = _ratio(*shape_estimate(_resample(passes, rng), estimate))
+            drawn = list(passes) if min(len(p[0]) for p in passes) < 2 else _resample(passes, rng)
+            r = _ratio(*shape_estimate(drawn, estimate))
             per_shape[k].append(r)
+            g = shape_gap(drawn, estimate)
+            if g is not None:
+                gaps[k].append(g)
             logs += _log(r)
         overall.append(math.exp(logs / max(1, len(shapes))))
-    return per_shape, overall
+    return per_shape, overall, gaps
 
 
-def _bootstrap_numpy(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int,
-                     seed: str) -> Optional[Tuple[List[List[float]], List[float]]]:
-    """The same resamples as _bootstrap_python (whole rounds drawn within each cluster, passes combined as
-    `combine` does), every resample at once in numpy; None for an estimator other than median and lower_quartile.
-    In Python, the judge spent 0.1-0.2 s of CPU per call on three shapes of 100-200 rounds, three or four calls an
-    evaluation."""
+def _bootstrap_numpy(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int, seed: str) -> Optional[Drawn]:
+    """The same resamples as _bootstrap_python (whole rounds drawn within each stratum, orders balanced as
+    pass_estimates does, passes combined as `combine` does), every resample at once in numpy; None for an estimator
+    other than median and lower_quartile. In Python, the judge spent 0.1-0.2 s of CPU per call on three shapes of
+    100-200 rounds, three or four calls an evaluation."""
     if estimate is not median and estimate is not lower_quartile:
         return None
     import hashlib
@@ -185,60 +280,86 @@ def _bootstrap_numpy(shapes: Sequence[Sequence[Pass]], estimate: Estimator, roun
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(c > 0, b / np.where(c > 0, c, 1.0), np.inf)
 
+    def logs(x: "np.ndarray") -> "np.ndarray":
+        return np.where(np.isinf(x), math.log(1e12), np.log(np.maximum(x, 1e-12)))
+
     rng = np.random.default_rng(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big"))
     per_shape: List["np.ndarray"] = []
+    gaps: List[List[float]] = []
     for passes in shapes:
         if min(len(p[0]) for p in passes) < 2:
             per_shape.append(np.full(rounds, _ratio(*shape_estimate(passes, estimate))))
+            g = shape_gap(passes, estimate)
+            gaps.append([] if g is None else [g] * rounds)
             continue
         est = []  # each pass's (baseline, candidate) estimates, one per resample
+        pass_gaps = []  # each pass's order gap, one per resample, where it has both orders
         for p in passes:
-            rb, rc = [], []
-            for b, c in clusters(p):
-                idx = rng.integers(0, len(b), size=(rounds, len(b)))
-                rb.append(np.asarray(b, dtype=np.float64)[idx])
-                rc.append(np.asarray(c, dtype=np.float64)[idx])
-            est.append((rows_estimate(np.concatenate(rb, axis=1)), rows_estimate(np.concatenate(rc, axis=1))))
+            by_order: dict = {}
+            two = len(order_groups(p)) == 2
+            for st in strata(p):
+                idx = rng.integers(0, len(st[0]), size=(rounds, len(st[0])))
+                rb, rc = by_order.setdefault(st[3][0] if two else 0, ([], []))  # type: ignore[misc]
+                rb.append(np.asarray(st[0], dtype=np.float64)[idx])
+                rc.append(np.asarray(st[1], dtype=np.float64)[idx])
+            group = [(rows_estimate(np.concatenate(rb, axis=1)), rows_estimate(np.concatenate(rc, axis=1)))
+                     for _, (rb, rc) in sorted(by_order.items())]
+            if len(group) == 2:
+                pass_gaps.append((logs(ratio(*group[0])) - logs(ratio(*group[1]))) / 2)
+            est.append((np.exp(np.mean([np.log(np.maximum(b, 1e-12)) for b, _ in group], axis=0)),
+                        np.exp(np.mean([np.log(np.maximum(c, 1e-12)) for _, c in group], axis=0))))
         if len(est) >= 3:  # the pass of median ratio
             per_shape.append(np.sort(np.stack([ratio(b, c) for b, c in est]), axis=0)[len(est) // 2])
         else:  # geometric means of each kernel's estimates
             gb = np.exp(np.mean([np.log(np.maximum(b, 1e-12)) for b, _ in est], axis=0))
             gc = np.exp(np.mean([np.log(np.maximum(c, 1e-12)) for _, c in est], axis=0))
             per_shape.append(ratio(gb, gc))
-    logs = [np.where(np.isinf(r), math.log(1e12), np.log(np.maximum(r, 1e-12))) for r in per_shape]
-    overall = np.exp(np.sum(logs, axis=0) / max(1, len(shapes)))
-    return [r.tolist() for r in per_shape], overall.tolist()
+        gaps.append(np.mean(pass_gaps, axis=0).tolist() if pass_gaps else [])
+    overall = np.exp(np.sum([logs(r) for r in per_shape], axis=0) / max(1, len(shapes)))
+    return [r.tolist() for r in per_shape], overall.tolist(), gaps
+
+
+def order_half(passes: Sequence[Pass], estimate: Estimator, resampled: Sequence[float]) -> float:
+    """A shape's order part of its interval (log terms): its order gap, less the variance the rounds' own scatter
+    gives it (over the bootstrap's resamples), as a half-width; 0 where the pass has one order."""
+    g = shape_gap(passes, estimate)
+    if g is None or len(resampled) < 2:
+        return 0.0
+    mean = sum(resampled) / len(resampled)
+    var = sum((x - mean) ** 2 for x in resampled) / (len(resampled) - 1)
+    return math.sqrt(max(0.0, g * g - var))
 
 
 def intervals(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int = BOOTSTRAP,
               kinds: Optional[Sequence[str]] = None) -> Tuple[List[Tuple[float, float]], Tuple[float, float]]:
     """Each shape's interval and the geometric mean's: the bootstrap over rounds (the same resamples for both;
     seeded by nothing but the samples, so a verdict's interval follows from its samples), widened to the spread
-    between clusters where the evaluation has enough of them.
+    between clusters where the evaluation has enough of them, and to the two orders' readings where they differ.
 
     kinds: how each shape was timed (the timer's name); the spread between clusters is pooled over the shapes timed
     the same way. A CUDA graph's sample turns through all of its buffer sets in every replay, so its pass is one
     cluster already averaged over placements, and the scatter between an eager pass's buffer sets (one set a
-    round) says nothing of it: pooled with the softmax example's 60 us eager shape (4 sets whose ratios scatter
-    by tens of percent: each set always ran the two kernels in one order, and that shape's second kernel runs
-    17-23% slower, docs/benchmarks.md 2026-12-03, sixth session), its 7 us graph shapes, known to +-2% by their rounds, read 0.50-2.0
-    (an H200 self-judgement, 2026-12-03)."""
+    round) says nothing of it: pooled with the softmax example's 60 us eager shape (4 sets whose ratios scattered
+    by tens of percent while each set always ran the two kernels in one order, and that shape's second kernel runs
+    17-23% slower, docs/benchmarks.md 2026-12-03, sixth session), its 7 us graph shapes, known to +-2% by their
+    rounds, read 0.50-2.0 (an H200 self-judgement, 2026-12-03)."""
     seed = repr([[len(p[0]) for p in s] for s in shapes])
     drawn = _bootstrap_numpy(shapes, estimate, rounds, seed)
     if drawn is None:
         drawn = _bootstrap_python(shapes, estimate, rounds, seed)
-    per_shape, overall = drawn
+    per_shape, overall, gaps = drawn
     shape_iv = [_percentiles(xs) for xs in per_shape]
     overall_iv = _percentiles(overall)
     groups = list(kinds) if kinds is not None and len(kinds) == len(shapes) else [""] * len(shapes)
-    halves = [0.0] * len(shapes)  # each shape's widening: the half-width, in log terms, of its between part
+    between = [0.0] * len(shapes)  # each shape's between part, a half-width in log terms
     for kind in sorted(set(groups)):
         idx = [i for i, g in enumerate(groups) if g == kind]
         s, df, counts = between_spread([shapes[i] for i in idx], estimate)
         if df < MIN_BETWEEN_DF or s == 0.0:
             continue
         for i, k in zip(idx, counts):
-            halves[i] = t975(df) * s / math.sqrt(max(1, k))
+            between[i] = t975(df) * s / math.sqrt(max(1, k))
+    halves = [math.hypot(b, order_half(passes, estimate, g)) for b, passes, g in zip(between, shapes, gaps)]
     if not any(halves):
         return shape_iv, overall_iv
     ratios = [_ratio(*shape_estimate(passes, estimate)) for passes in shapes]

@@ -7,12 +7,13 @@ judge brackets with the timing lock, so that nothing but the timed rounds runs w
     rounds()     under the lock: rounds until the stopping rule says enough; returns the samples
     evidence()   after the lock: the last timed calls' outputs kept, the guard bands checked, the fresh-input call
 
-A round is one sample of each kernel, in ABBA order (each kernel follows the other equally often), each sample
-on freshly refilled inputs (a pool entry scaled by a random factor) and poisoned outputs. On a GPU both kernels
-run in the same buffers (where a buffer lies in device memory changes a kernel's time: on an H200 one softmax
-read 48 us in most pairs of buffers and 60 us in one, and a kernel judged against itself in buffers of its own
-read up to 9% faster), and the rounds turn through a few buffer sets, so that placement is averaged over and the
-interval sees it (ratios.py: the spread between clusters).
+A round is one sample of each kernel, in either order (round_order: each kernel runs first in half the rounds of
+every buffer set), each sample on freshly refilled inputs (a pool entry scaled by a random factor) and poisoned
+outputs. The kernel that runs second in a round can take longer (17-23% on one softmax shape on an H200), so the
+estimate balances the orders and the interval reaches both orders' readings where they differ (ratios.py). On a
+GPU both kernels run in the same buffers (where a buffer lies in device memory changes a kernel's time: a kernel
+judged against itself in buffers of its own read up to 9% faster on an H200), and the rounds turn through a few
+buffer sets, so that placement is averaged over and the interval sees it (ratios.py: the spread between clusters).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import arrays as A
 from . import memory_plan as M
 from .protocol import BATCH_BYTES, MAX_BATCH
+from .ratios import BASELINE_FIRST, CANDIDATE_FIRST
 from .stopping_rule import StoppingRule, describe
 from .timers import (FLUSH_BYTES, GRAPH_BELOW_MS, CpuTimer, EventTimer, GraphTimer, calibrate_sleep, gpu_call_ms,
                      graph_call_ms, graph_calls)
@@ -63,6 +65,15 @@ def rotation_sets(set_bytes: int, wanted: int) -> int:
 def batch_cap(set_bytes: int, max_batch: int = MAX_BATCH, batch_bytes: int = BATCH_BYTES) -> int:
     """How many buffer sets of set_bytes one timing sample may use."""
     return max(1, min(max_batch, int(batch_bytes // max(1, set_bytes))))
+
+
+def round_order(taken: int, sets: int) -> int:
+    """Which kernel runs first in round `taken` (ratios.BASELINE_FIRST or CANDIDATE_FIRST) of a pass that turns
+    through `sets` buffer sets, one a round: alternating, and with an even number of sets the alternation shifts by
+    one each time the sets come round again, so that each set sees both orders (with one order a set, the sets'
+    spread would be the order's)."""
+    shift = taken // sets if sets % 2 == 0 else 0
+    return (taken + shift) % 2
 
 
 def spot_rounds(rng: Any, floor_rounds: int) -> List[int]:
@@ -222,23 +233,23 @@ class ShapeTiming:
         rule = StoppingRule(self.s, "median" if self.gpu else "lower quartile", goal)
         spots = set(spot_rounds(self.rng, self.s.floor_rounds))
         everything: Dict[str, List[float]] = {"baseline": [], "candidate": []}  # kept or set aside
-        order = ["baseline", "candidate"]
         pending: List[Tuple[str, int, Any]] = []
         taken = 0
+        n_sets = max(1, len(self.rotation))
         while True:
             spot = taken in spots
-            label = taken % len(self.rotation) if self.rotation else 0
+            label = taken % n_sets
             if self.rotation:
                 self.sets["baseline"] = self.sets["candidate"] = [self.rotation[label]]
             # a spot-checked round times the candidate last: its outputs are still in the shared buffers
-            for name in (["baseline", "candidate"] if spot else order):
+            first = BASELINE_FIRST if spot else round_order(taken, n_sets)
+            for name in (["baseline", "candidate"] if first == BASELINE_FIRST else ["candidate", "baseline"]):
                 if not isinstance(self.timer, GraphTimer):  # a graph refills its buffers itself
                     self._refill(name)
                 sets = [s[0] for s in self.sets[name]]
                 pending.append((name, label, self.timer.start(name, self.kernels[name], sets)))
                 self.last_queued = name
             taken += 1
-            order.reverse()
             if not (spot or len(pending) >= 2 * self.mem.group_rounds or not self.gpu or taken == self.s.floor_rounds):
                 continue
             done = self.timer.finish([q for _, _, q in pending])
@@ -252,7 +263,8 @@ class ShapeTiming:
                     continue
                 b, c = pair["baseline"].ms, pair["candidate"].ms
                 rule.add_measurement(b, c, pending[a][1], timed_s=(b * self.batch["baseline"]
-                                                                   + c * self.batch["candidate"]) / 1000.0)
+                                                                   + c * self.batch["candidate"]) / 1000.0,
+                                     order=BASELINE_FIRST if pending[a][0] == "baseline" else CANDIDATE_FIRST)
             # their outputs are let go (memory_plan.py: one round's outputs at a time, and the candidate's last)
             pending, done, pair = [], [], {}
             if spot:
@@ -263,13 +275,13 @@ class ShapeTiming:
                 break
         stats = rule.stats()
         samples = {"baseline": rule.baseline, "candidate": rule.candidate}
-        labels, host_waits = rule.labels, stats.set_aside
+        labels, orders, host_waits = rule.labels, rule.orders, stats.set_aside
         if stats.rounds < 2:
             # Every launch was still being queued when its timing began, however long the device waited (a
             # launcher that waits for the device itself): the samples as they are, and the verdict says so.
-            samples, labels, host_waits = everything, [0] * len(everything["candidate"]), -1
+            samples, labels, orders, host_waits = everything, [0] * len(everything["candidate"]), [], -1
         report: Dict[str, Any] = {"samples": samples, "batch": self.batch, "timer": self.timer.kind,
-                                  "rounds": taken, "rule": describe(stats),
+                                  "rounds": taken, "rule": describe(stats), "orders": orders,
                                   "memory": dict(self.mem.to_json(), sets_used=sum(len(g) for g in self.distinct))}
         if self.rotation:
             report["buffer_sets"] = labels

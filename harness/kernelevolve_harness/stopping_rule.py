@@ -2,10 +2,11 @@
 fidelity goal needs, never before a floor, always at a ceiling.
 
 The interval is the one the verdict's is built from (ratios.py, "within"): a percentile bootstrap of
-estimate(baseline) / estimate(candidate) over whole rounds, drawn within each buffer set. More rounds narrow it;
-they do not narrow the spread between buffer sets (where a buffer lies in device memory), which the judge adds
-across shapes and answers by timing a shape again in new buffers. So the rule looks at the part rounds can
-change, and the goal is narrower than the verdict's (ratio_goal) to leave room for the other.
+estimate(baseline) / estimate(candidate) over whole rounds, drawn within each buffer set and run order, each
+kernel's estimate balanced over the two orders. More rounds narrow it; they do not narrow the spread between buffer
+sets (where a buffer lies in device memory), which the judge adds across shapes and answers by timing a shape again
+in new buffers, nor what the run order does to a kernel's time, which the judge adds too. So the rule looks at the
+part rounds can change, and the goal is narrower than the verdict's (ratio_goal) to leave room for the others.
 
 Numpy computes the bootstrap (200 resamples of up to a few hundred rounds in about a millisecond): in Python, one
 check cost as long as dozens of rounds, and the worker held the timing lock while it ran.
@@ -17,6 +18,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from .ratios import MIN_ORDER_ROUNDS
 from .timing_settings import TimingSettings
 
 RESAMPLES = 200
@@ -43,6 +45,7 @@ class StoppingRule:
         self.baseline: List[float] = []
         self.candidate: List[float] = []
         self.labels: List[int] = []
+        self.orders: List[int] = []
         self.set_aside = 0
         self.timed_s = 0.0
         self.half_width: Optional[float] = None
@@ -50,12 +53,13 @@ class StoppingRule:
         self._checked_at = 0
 
     def add_measurement(self, baseline_ms: float, candidate_ms: float, buffer_set: int = 0,
-                        timed_s: Optional[float] = None) -> None:
-        """One round: each kernel's time per call, the buffer set both ran in, and the round's seconds of timed
-        work (default: one call of each)."""
+                        timed_s: Optional[float] = None, order: int = 0) -> None:
+        """One round: each kernel's time per call, the buffer set both ran in, the round's seconds of timed work
+        (default: one call of each), and which kernel ran first (ratios.BASELINE_FIRST or CANDIDATE_FIRST)."""
         self.baseline.append(baseline_ms)
         self.candidate.append(candidate_ms)
         self.labels.append(buffer_set)
+        self.orders.append(order)
         self.timed_s += (baseline_ms + candidate_ms) / 1000.0 if timed_s is None else timed_s
 
     def add_set_aside(self) -> None:
@@ -87,23 +91,38 @@ class StoppingRule:
         return "precise" if self.half_width <= self.goal else ""
 
     def interval_half_width(self) -> float:
-        """The larger distance from the ratio to an end of its bootstrap interval, relative to the ratio."""
+        """The larger distance from the ratio to an end of its bootstrap interval, relative to the ratio (each
+        kernel's estimate balanced over the rounds' orders, as ratios.pass_estimates takes it)."""
         b = np.asarray(self.baseline, dtype=np.float64)
         c = np.asarray(self.candidate, dtype=np.float64)
         labels = np.asarray(self.labels)
-        ratio = _ratio(self._estimate(b[None, :]), self._estimate(c[None, :]))[0]
+        orders = np.asarray(self.orders)
+        counts = [int(np.sum(orders == o)) for o in np.unique(orders)]
+        if len(counts) < 2 or min(counts) < MIN_ORDER_ROUNDS:
+            orders = np.zeros_like(orders)  # one group: too few rounds of an order to estimate it apart
+        groups = np.unique(orders)
+        ratio = self._balanced([np.flatnonzero(orders == o)[None, :] for o in groups], b, c)[0]
         if not (ratio > 0 and np.isfinite(ratio)):
             return float("inf")
         rng = np.random.default_rng(len(b))  # seeded by the count alone: the same samples, the same answer
         picks = []
-        for label in np.unique(labels):  # whole rounds, drawn within each buffer set
-            members = np.flatnonzero(labels == label)
-            picks.append(members[rng.integers(0, len(members), size=(RESAMPLES, len(members)))])
-        idx = np.concatenate(picks, axis=1)
-        ratios = _ratio(self._estimate(b[idx]), self._estimate(c[idx]))
+        for o in groups:  # whole rounds, drawn within each buffer set and order
+            by_order = []
+            for label in np.unique(labels):
+                members = np.flatnonzero((labels == label) & (orders == o))
+                if len(members):
+                    by_order.append(members[rng.integers(0, len(members), size=(RESAMPLES, len(members)))])
+            picks.append(np.concatenate(by_order, axis=1))
+        ratios = self._balanced(picks, b, c)
         tail = (1.0 - LEVEL) / 2
         lo, hi = np.quantile(ratios, [tail, 1.0 - tail])
         return float(max(hi / ratio - 1.0, 1.0 - lo / ratio))
+
+    def _balanced(self, picks: List[np.ndarray], b: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """Each row's ratio: each kernel's estimate over each order's drawn rounds, geometric mean over orders."""
+        lb = np.mean([np.log(np.maximum(self._estimate(b[idx]), 1e-300)) for idx in picks], axis=0)
+        lc = np.mean([np.log(np.maximum(self._estimate(c[idx]), 1e-300)) for idx in picks], axis=0)
+        return _ratio(np.exp(lb), np.exp(lc))
 
     def _estimate(self, rows: np.ndarray) -> np.ndarray:
         """Each row's median (GPU) or lower quartile (CPU), as ratios.median and ratios.lower_quartile take them,

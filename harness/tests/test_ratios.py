@@ -3,8 +3,12 @@ import math
 import os
 import random
 
-from kernelevolve_harness.ratios import (apart, between_spread, clusters, combine, intervals, lower_quartile, median,
-                                        shape_estimate, wide, worth_retiming)
+import pytest
+
+from kernelevolve_harness.ratios import (BASELINE_FIRST, CANDIDATE_FIRST, apart, between_spread, clusters, combine,
+                                        intervals, lower_quartile, median, order_gap, pass_estimates, shape_estimate,
+                                        wide, worth_retiming)
+from kernelevolve_harness.shape_timing import round_order
 
 
 def rounds(base: float, ratio: float, n: int, noise: float, seed: int = 1):
@@ -199,3 +203,66 @@ def test_clusters_follow_the_buffer_set_of_each_round() -> None:
     assert clusters(([1.0, 2.0], [3.0, 4.0])) == [([1.0, 2.0], [3.0, 4.0])]
     s, df, counts = between_spread([[p]], median)
     assert df == 0 and counts == [0]  # clusters of two rounds say nothing
+
+
+def ordered_pass(rng: random.Random, n: int, sets: int, second: float, ratio: float = 1.0, within: float = 0.01,
+                 baseline_first_share: float = 0.5):
+    """A pass whose kernel that runs second in a round takes `second` times as long (the order effect), the
+    candidate 1/ratio times the baseline; a share of the rounds run the baseline first."""
+    b, c, labels, orders = [], [], [], []
+    for r in range(n):
+        first = BASELINE_FIRST if rng.random() < baseline_first_share else CANDIDATE_FIRST
+        tb = 50.0 * (second if first == CANDIDATE_FIRST else 1.0) * (1 + rng.gauss(0.0, within))
+        tc = 50.0 / ratio * (second if first == BASELINE_FIRST else 1.0) * (1 + rng.gauss(0.0, within))
+        b.append(tb)
+        c.append(tc)
+        labels.append(r % sets)
+        orders.append(first)
+    return b, c, labels, orders
+
+
+def test_the_run_order_cancels_in_the_estimate() -> None:
+    # the second kernel of a round 20% slower (a softmax shape on an H200): mixed, a median of each kernel over both
+    # orders lands anywhere between 1/1.2 and 1.2 as one order has a few rounds more; balanced, at the ratio
+    rng = random.Random(5)
+    for share in (0.45, 0.5, 0.55):
+        for ratio in (1.0, 1.3):
+            p = ordered_pass(rng, 200, 4, 1.2, ratio=ratio, baseline_first_share=share)
+            b, c = pass_estimates(p, median)
+            assert b / c == pytest.approx(ratio, rel=0.01)
+    lopsided = ordered_pass(random.Random(6), 200, 4, 1.2, baseline_first_share=0.56)
+    assert median(lopsided[0]) / median(lopsided[1]) < 0.9  # the mixed median: off by the order's factor
+    # without the orders, the estimate is the mixed one, as before
+    assert pass_estimates(lopsided[:3], median) == (median(lopsided[0]), median(lopsided[1]))
+
+
+def test_the_interval_reaches_both_orders_readings_where_they_differ() -> None:
+    rng = random.Random(8)
+    p = ordered_pass(rng, 200, 4, 1.04)  # 4% for the second kernel, rounds to within 1%
+    (iv,), _ = intervals([[p]], median)
+    gap = order_gap(p, median)
+    assert gap == pytest.approx(-math.log(1.04), rel=0.2)  # the baseline-first rounds read 1/1.04, the others 1.04
+    assert iv[0] <= 1 / 1.035 and iv[1] >= 1.035
+    # no order effect: the gap the noise makes is taken out again, and the interval is as narrow as with the orders
+    # unnamed
+    steady = ordered_pass(random.Random(8), 200, 4, 1.0)
+    assert abs(order_gap(steady, median)) < 0.005
+    (iv_steady,), _ = intervals([[steady]], median)
+    (iv_plain,), _ = intervals([[steady[:3]]], median)
+    assert iv_steady[1] / iv_steady[0] == pytest.approx(iv_plain[1] / iv_plain[0], rel=0.005)
+    assert iv_steady[1] / iv_steady[0] < 1.02 < iv[1] / iv[0] - 0.05
+
+
+def test_each_buffer_set_sees_both_orders() -> None:
+    for sets in (1, 2, 3, 4, 5):
+        seen = {}
+        for t in range(8 * sets):
+            seen.setdefault(t % sets, []).append(round_order(t, sets))
+        for orders in seen.values():
+            assert orders.count(BASELINE_FIRST) == orders.count(CANDIDATE_FIRST)
+    # rounds side by side still alternate most of the time (each kernel follows the other)
+    assert [round_order(t, 4) for t in range(8)] == [0, 1, 0, 1, 1, 0, 1, 0]
+    # the clusters of buffer sets carry their rounds' orders, and their ratios balance them
+    p = ordered_pass(random.Random(9), 80, 4, 1.2)
+    for cl in clusters(p):
+        assert len(cl) == 4 and set(cl[2]) == {cl[2][0]}

@@ -108,3 +108,20 @@ def test_a_kernel_under_10_us_stops_at_its_own_looser_goal() -> None:
     rule = StoppingRule(GPU, goal=0.025)
     run(rule, noise=0.06)
     assert rule.stats().reason == "precise" and rule.stats().half_width <= 0.025
+
+
+def test_the_run_order_does_not_keep_a_pass_going() -> None:
+    # the second kernel of a round 20% slower: over both orders mixed, each kernel's samples are two clusters 20%
+    # apart and the median's bootstrap swings between them; balanced over the orders (as the verdict takes them),
+    # the pass is as precise as its rounds
+    from kernelevolve_harness.shape_timing import round_order
+    rng = random.Random(3)
+    balanced, mixed = StoppingRule(GPU), StoppingRule(GPU)
+    for r in range(60):
+        first = round_order(r, 4)
+        b = 0.05 * (1.2 if first else 1.0) * (1 + rng.gauss(0, 0.005))
+        c = 0.05 * (1.0 if first else 1.2) * (1 + rng.gauss(0, 0.005))
+        balanced.add_measurement(b, c, r % 4, order=first)
+        mixed.add_measurement(b, c, r % 4)
+    assert balanced.interval_half_width() < 0.005
+    assert mixed.interval_half_width() > 0.05

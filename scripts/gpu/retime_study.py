@@ -35,9 +35,9 @@ def verdicts(obj: Any) -> Iterator[Dict[str, Any]]:
             yield from verdicts(v)
 
 
-def as_pass(h: Dict[str, Any]) -> Tuple[List[float], List[float], List[int]]:
+def as_pass(h: Dict[str, Any]) -> Tuple[List[float], List[float], List[int], List[int]]:
     s = h["samples"]
-    return s["baseline"], s["candidate"], h.get("buffer_sets") or []
+    return s["baseline"], s["candidate"], h.get("buffer_sets") or [], h.get("orders") or []
 
 
 def read(shapes: List[List[Tuple[Any, ...]]], kinds: List[str]) -> Tuple[List[float], List[Tuple[float, float]], float,
