@@ -15,6 +15,7 @@ position and the ratio of the two orders balanced (ratios.pass_estimates):
     flush-1g     a 1 GiB flush
     no-flush     no flush (the cover alone)
     sync-each    the device waited for after every sample (no sample queued behind another)
+    warm-each    an untimed call of the same kernel before each sample's refill (KERNELEVOLVE_WARM_SAMPLE=1)
 
     python3 scripts/gpu/order_effect.py [ROWSxCOLS ...]     (default 2048x4097 4096x1024; needs a GPU)
 """
@@ -89,6 +90,8 @@ def run(torch: Any, rows: int, cols: int, variant: str, kernels: Dict[str, Any])
         order = names if first == 0 else names[::-1]
         for pos, name in enumerate(order):
             xy = sets[(t + (pos if variant == "other-set" else 0)) % SETS]
+            if variant == "warm-each":
+                kernels[name].softmax(*xy)
             if variant != "no-refill" or pos == 0:
                 refill(xy)
             queued.append((name, pos, timer.start(name, kernels[name], [list(xy)])))
@@ -112,7 +115,8 @@ def main() -> None:
         ("current", lambda: {"A": a, "B": b}), ("same-kernel", lambda: {"A": a, "A2": a}),
         ("other-set", lambda: {"A": a, "B": b}), ("no-refill", lambda: {"A": a, "B": b}),
         ("flush-rw", lambda: {"A": a, "B": b}), ("flush-1g", lambda: {"A": a, "B": b}),
-        ("no-flush", lambda: {"A": a, "B": b}), ("sync-each", lambda: {"A": a, "B": b})]
+        ("no-flush", lambda: {"A": a, "B": b}), ("sync-each", lambda: {"A": a, "B": b}),
+        ("warm-each", lambda: {"A": a, "B": b})]
     print(f"{torch.cuda.get_device_name()}; {ROUNDS} rounds a variant, {SETS} buffer sets, groups of {GROUP} rounds")
     print("| shape | variant | first us | second us | second/first | A first, second | B first, second | A/B balanced |")
     print("|---|---|---:|---:|---:|---|---|---:|")
