@@ -16,6 +16,10 @@ position and the ratio of the two orders balanced (ratios.pass_estimates):
     no-flush     no flush (the cover alone)
     sync-each    the device waited for after every sample (no sample queued behind another)
     warm-each    an untimed call of the same kernel before each sample's refill (KERNELEVOLVE_WARM_SAMPLE=1)
+    swapped      as current, the two loads' roles swapped (A is the load that was B): does the slower one follow
+                 the load or the role?
+    flush-copy   the flush a copy of 256 MiB from a second buffer
+    flush-alt    the flush writing zeros and reading and writing in turn, sample by sample
 
     python3 scripts/gpu/order_effect.py [ROWSxCOLS ...]     (default 2048x4097 4096x1024; needs a GPU)
 """
@@ -52,13 +56,18 @@ class Flush:
 
     def __init__(self, torch: Any, nbytes: int, how: str) -> None:
         self.buf = torch.empty(nbytes, dtype=torch.uint8, device="cuda") if how != "none" else None
+        self.src = torch.zeros(nbytes, dtype=torch.uint8, device="cuda") if how == "copy" else None
         self.how = how
+        self.calls = 0
 
     def zero_(self) -> None:
         if self.buf is None:
             return
-        if self.how == "rw":
+        self.calls += 1
+        if self.how == "rw" or (self.how == "alt" and self.calls % 2):
             self.buf.add_(1)
+        elif self.how == "copy":
+            self.buf.copy_(self.src)
         else:
             self.buf.zero_()
 
@@ -68,7 +77,7 @@ def run(torch: Any, rows: int, cols: int, variant: str, kernels: Dict[str, Any])
     pool = [torch.randn(rows, cols, device="cuda") * 4 for _ in range(3)]
     sets = [(torch.empty(rows, cols, device="cuda"), torch.empty(rows, cols, device="cuda")) for _ in range(SETS)]
     flush = Flush(torch, 1 << 30 if variant == "flush-1g" else FLUSH_BYTES,
-                  {"flush-rw": "rw", "no-flush": "none"}.get(variant, "zero"))
+                  {"flush-rw": "rw", "no-flush": "none", "flush-copy": "copy", "flush-alt": "alt"}.get(variant, "zero"))
     timer = EventTimer(torch, lambda k, x, y: k.softmax(x, y), flush)
     timer.cover_ms = 0.05  # the device sleeps 50 us (less the flush) before each sample's timing starts
     rng = random.Random(1)
@@ -116,7 +125,8 @@ def main() -> None:
         ("other-set", lambda: {"A": a, "B": b}), ("no-refill", lambda: {"A": a, "B": b}),
         ("flush-rw", lambda: {"A": a, "B": b}), ("flush-1g", lambda: {"A": a, "B": b}),
         ("no-flush", lambda: {"A": a, "B": b}), ("sync-each", lambda: {"A": a, "B": b}),
-        ("warm-each", lambda: {"A": a, "B": b})]
+        ("warm-each", lambda: {"A": a, "B": b}), ("swapped", lambda: {"A": b, "B": a}),
+        ("flush-copy", lambda: {"A": a, "B": b}), ("flush-alt", lambda: {"A": a, "B": b})]
     print(f"{torch.cuda.get_device_name()}; {ROUNDS} rounds a variant, {SETS} buffer sets, groups of {GROUP} rounds")
     print("| shape | variant | first us | second us | second/first | A first, second | B first, second | A/B balanced |")
     print("|---|---|---:|---:|---:|---|---|---:|")
