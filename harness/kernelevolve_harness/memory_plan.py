@@ -37,7 +37,7 @@ from typing import Any, List, Optional, Tuple
 MEMORY_ENV = "KERNELEVOLVE_DEVICE_MEMORY_BYTES"
 SHARE_ENV = "KERNELEVOLVE_DEVICE_MEMORY_SHARE"
 HEADROOM = 0.9  # of the free memory: the allocator's rounding and fragmentation, the model's own temporaries
-GPU_RESERVE = 1 << 30  # the CUDA context, library workspaces, the 256 MiB L2 flush buffer
+GPU_RESERVE = 1 << 30  # the CUDA context, library workspaces, the L2 flush's two 256 MiB buffers
 LARGE_SET = 256 << 20  # from this size of a set, memory a process no longer uses goes back to the device at once
 GROUP_ROUNDS = 8  # GPU rounds queued before the worker waits for them (each holds two calls' outputs)
 ROUNDS_BYTES = 2 << 30  # the most output memory of rounds queued: a call that writes more runs long enough alone

@@ -4,7 +4,7 @@
     samples = timer.finish([...])           # waits for the queued ones: Sample(ms per call, results, set_aside)
 
 - CpuTimer: perf_counter around n calls on n buffer sets.
-- EventTimer (GPU, "cuda-events"): an L2 flush and a device-side sleep (the cover), then CUDA events around one
+- EventTimer (GPU, "cuda-events"): an L2 flush (L2Flush) and a device-side sleep (the cover), then CUDA events around one
   call; a sample whose launch may still have been queued when its timing began comes back set aside.
 - GraphTimer (GPU, "cuda-graph", kernels under ~10 us): a CUDA graph of n (refill, call) minus a graph of the same
   refills alone, per call.
@@ -92,9 +92,25 @@ class CpuTimer:
         return list(queued)
 
 
-def gpu_call_ms(torch: Any, flush: Any, launch: Launch, k: Any, args: List[Any]) -> Tuple[float, Any]:
+class L2Flush:
+    """What runs before each event-timed sample to empty the device's L2: a device-to-device copy of FLUSH_BYTES
+    from one buffer into another. A copy rather than a memset kernel (a 256 MiB `zero_()` until 2026-12-03): on an
+    H200, after a memset a softmax whose rows unroll into a long program ran 49 us from one load of its module and
+    53 us from another load of the same source, whichever of the two was loaded second (so a kernel judged against
+    itself read 0.93-0.97 on that shape); after a copy, or no flush at all, both loads ran 49 us
+    (scripts/gpu/order_effect.py; docs/benchmarks.md, 2026-12-03, seventh session)."""
+
+    def __init__(self, torch: Any) -> None:
+        self.src = torch.zeros(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+        self.dst = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+
+    def __call__(self) -> None:
+        self.dst.copy_(self.src)
+
+
+def gpu_call_ms(torch: Any, flush: Callable[[], None], launch: Launch, k: Any, args: List[Any]) -> Tuple[float, Any]:
     """One eager call after an L2 flush, between CUDA events (warm-up and calibration): its ms and its result."""
-    flush.zero_()
+    flush()
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     e0.record()
     result = launch(k, *args)
@@ -150,7 +166,7 @@ def calibrate_sleep(torch: Any, flush: Any) -> Tuple[float, float]:
     flush_ms = float("inf")
     for _ in range(3):
         ev[0].record()
-        flush.zero_()
+        flush()
         ev[1].record()
         torch.cuda._sleep(100_000)
         ev[2].record()
@@ -162,7 +178,7 @@ def calibrate_sleep(torch: Any, flush: Any) -> Tuple[float, float]:
 
 
 class EventTimer:
-    """CUDA events around one call after an L2 flush (a 256 MiB write) and a cover.
+    """CUDA events around one call after an L2 flush (L2Flush: a 256 MiB copy) and a cover.
 
     A launch through a Python wrapper (torch.autograd.Function, output allocation, checks) can take as long on
     the host as the kernel on the device; had the device run out of queued work before the launch was queued,
@@ -186,7 +202,7 @@ class EventTimer:
         ec, e0, e1 = (torch.cuda.Event(enable_timing=True) for _ in range(3))
         t0 = _perf_counter()
         ec.record()  # reached by the device no earlier than t0
-        self.flush.zero_()
+        self.flush()
         cycles = self.sleep_cycles()
         if cycles:
             torch.cuda._sleep(cycles)

@@ -7,7 +7,8 @@ ran first and of the one that ran second (microseconds), and, where two kernels 
 position and the ratio of the two orders balanced (ratios.pass_estimates):
 
     current      the harness's rounds: A and B (two loads of the same source) in the same buffer set, orders
-                 alternating (shape_timing.round_order)
+                 alternating (shape_timing.round_order), the flush a 256 MiB copy (timers.L2Flush)
+    flush-memset the flush a 256 MiB memset (zero_), as until 2026-12-03
     same-kernel  A in both positions: the position alone
     other-set    the second sample in the next buffer set, not the one the first just used
     no-refill    the inputs refilled once a round, before the first sample only
@@ -18,8 +19,7 @@ position and the ratio of the two orders balanced (ratios.pass_estimates):
     warm-each    an untimed call of the same kernel before each sample's refill (KERNELEVOLVE_WARM_SAMPLE=1)
     swapped      as current, the two loads' roles swapped (A is the load that was B): does the slower one follow
                  the load or the role?
-    flush-copy   the flush a copy of 256 MiB from a second buffer
-    flush-alt    the flush writing zeros and reading and writing in turn, sample by sample
+    flush-alt    the flush a memset and a read and write in turn, sample by sample
 
     python3 scripts/gpu/order_effect.py [ROWSxCOLS ...]     (default 2048x4097 4096x1024; needs a GPU)
 """
@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, List, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness"))
 from kernelevolve_harness.ratios import median, pass_estimates  # noqa: E402
 from kernelevolve_harness.shape_timing import round_order  # noqa: E402
-from kernelevolve_harness.timers import FLUSH_BYTES, EventTimer, calibrate_sleep  # noqa: E402
+from kernelevolve_harness.timers import FLUSH_BYTES, EventTimer, L2Flush, calibrate_sleep  # noqa: E402
 
 ROUNDS = int(os.environ.get("ROUNDS", "160"))
 GROUP = 8  # rounds queued before the device is waited for, as the harness does
@@ -60,7 +60,7 @@ class Flush:
         self.how = how
         self.calls = 0
 
-    def zero_(self) -> None:
+    def __call__(self) -> None:
         if self.buf is None:
             return
         self.calls += 1
@@ -77,7 +77,7 @@ def run(torch: Any, rows: int, cols: int, variant: str, kernels: Dict[str, Any])
     pool = [torch.randn(rows, cols, device="cuda") * 4 for _ in range(3)]
     sets = [(torch.empty(rows, cols, device="cuda"), torch.empty(rows, cols, device="cuda")) for _ in range(SETS)]
     flush = Flush(torch, 1 << 30 if variant == "flush-1g" else FLUSH_BYTES,
-                  {"flush-rw": "rw", "no-flush": "none", "flush-copy": "copy", "flush-alt": "alt"}.get(variant, "zero"))
+                  {"flush-rw": "rw", "no-flush": "none", "flush-memset": "zero", "flush-alt": "alt"}.get(variant, "copy"))
     timer = EventTimer(torch, lambda k, x, y: k.softmax(x, y), flush)
     timer.cover_ms = 0.05  # the device sleeps 50 us (less the flush) before each sample's timing starts
     rng = random.Random(1)
@@ -119,14 +119,14 @@ def main() -> None:
     import torch
     shapes = [tuple(int(x) for x in a.split("x")) for a in sys.argv[1:]] or [(2048, 4097), (4096, 1024)]
     a, b = load("kernel_a"), load("kernel_b")
-    calibrate_sleep(torch, torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda"))
+    calibrate_sleep(torch, L2Flush(torch))
     variants: List[Tuple[str, Callable[[], Dict[str, Any]]]] = [
         ("current", lambda: {"A": a, "B": b}), ("same-kernel", lambda: {"A": a, "A2": a}),
         ("other-set", lambda: {"A": a, "B": b}), ("no-refill", lambda: {"A": a, "B": b}),
         ("flush-rw", lambda: {"A": a, "B": b}), ("flush-1g", lambda: {"A": a, "B": b}),
         ("no-flush", lambda: {"A": a, "B": b}), ("sync-each", lambda: {"A": a, "B": b}),
         ("warm-each", lambda: {"A": a, "B": b}), ("swapped", lambda: {"A": b, "B": a}),
-        ("flush-copy", lambda: {"A": a, "B": b}), ("flush-alt", lambda: {"A": a, "B": b})]
+        ("flush-memset", lambda: {"A": a, "B": b}), ("flush-alt", lambda: {"A": a, "B": b})]
     print(f"{torch.cuda.get_device_name()}; {ROUNDS} rounds a variant, {SETS} buffer sets, groups of {GROUP} rounds")
     print("| shape | variant | first us | second us | second/first | A first, second | B first, second | A/B balanced |")
     print("|---|---|---:|---:|---:|---|---|---:|")

@@ -35,13 +35,13 @@ GROUP = 8  # memory_plan.GROUP_ROUNDS
 
 def main() -> None:
     import torch
-    from kernelevolve_harness.timers import FLUSH_BYTES, EventTimer
+    from kernelevolve_harness.timers import EventTimer, L2Flush
     root = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "triton", "softmax", "softmax.py")
     spec = importlib.util.spec_from_file_location("softmax_example", root)
     mod = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     spec.loader.exec_module(mod)
-    flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    flush = L2Flush(torch)
     loads = [int(a) for a in sys.argv[1:]] or [0, 4, 11]
     for load in loads:
         procs = [subprocess.Popen([sys.executable, "-c", LOAD], stdout=subprocess.PIPE, text=True) for _ in range(load)]
@@ -85,7 +85,7 @@ def one(torch, mod, flush, EventTimer, rows, cols, load) -> None:
 
     host("refill", refill)
     host("3 events", events)
-    host("flush", flush.zero_)
+    host("flush", flush)
     host("sleep", lambda: torch.cuda._sleep(1000))
     host("launch", lambda: launch(mod, x, y))
     # the rounds as shape_timing queues them: ABBA pairs, a group of GROUP rounds, one wait a group
