@@ -236,7 +236,6 @@ class ShapeTiming:
         pending: List[Tuple[str, int, Any]] = []
         taken = 0
         n_sets = max(1, len(self.rotation))
-        warm = self.s.warm_sample and isinstance(self.timer, EventTimer)
         while True:
             spot = taken in spots
             label = taken % n_sets
@@ -246,8 +245,6 @@ class ShapeTiming:
             first = BASELINE_FIRST if spot else round_order(taken, n_sets)
             for name in (["baseline", "candidate"] if first == BASELINE_FIRST else ["candidate", "baseline"]):
                 if not isinstance(self.timer, GraphTimer):  # a graph refills its buffers itself
-                    if warm:
-                        self._warm_call(name)
                     self._refill(name)
                 sets = [s[0] for s in self.sets[name]]
                 pending.append((name, label, self.timer.start(name, self.kernels[name], sets)))
@@ -294,13 +291,6 @@ class ShapeTiming:
         self.phases["rounds"] = _perf_counter() - t0
         self.spans["rounds"] = [wall, time.time()]
         return report
-
-    def _warm_call(self, name: str) -> None:
-        """An untimed call of kernel name on its buffer sets as they are (TimingSettings.warm_sample): the sample
-        that follows it, on refilled inputs, follows a call of its own kernel. Its outputs are poisoned by the
-        refill; the timed call's are the ones checked."""
-        for gargs, _ in self.sets[name]:
-            self.w.spec.launch(self.kernels[name], *gargs)
 
     def _refill(self, name: str) -> None:
         """New inputs for kernel name's next sample: a pool entry, scaled, into each of its buffer sets."""

@@ -40,10 +40,6 @@ class TimingSettings:
     retime_reach: float = 2.0  # KERNELEVOLVE_RETIME_REACH
     # GPU, one call per sample: the buffer sets a pass turns through (the interval's clusters)
     buffer_sets: int = 4  # KERNELEVOLVE_BUFFER_SETS
-    # GPU, one call per sample: an untimed call of the same kernel before each sample's refill, so that every
-    # sample follows a call of its own kernel, as in a loop of it (a kernel that follows another kernel's call ran
-    # 20% slower on one softmax shape on an H200: scripts/gpu/order_effect.py)
-    warm_sample: bool = False  # KERNELEVOLVE_WARM_SAMPLE
     # one sample's buffer sets at most: how many, and their bytes in all
     max_batch: int = MAX_BATCH
     batch_bytes: int = BATCH_BYTES
@@ -67,7 +63,6 @@ class TimingSettings:
             retime_shapes=int(_env("KERNELEVOLVE_RETIME_SHAPES", base.retime_shapes)),
             retime_reach=max(1.0, _env("KERNELEVOLVE_RETIME_REACH", base.retime_reach)),
             buffer_sets=max(1, int(_env("KERNELEVOLVE_BUFFER_SETS", base.buffer_sets))),
-            warm_sample=bool(int(_env("KERNELEVOLVE_WARM_SAMPLE", int(base.warm_sample)))),
         )
 
     def to_message(self) -> Dict[str, Any]:

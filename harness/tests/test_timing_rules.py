@@ -96,10 +96,8 @@ def test_settings_come_from_the_environment_and_travel_whole(monkeypatch: pytest
     monkeypatch.setenv("KERNELEVOLVE_ROUND_GOAL", "0.005")
     monkeypatch.setenv("KERNELEVOLVE_TIMING_CEILING_S", "2.5")
     monkeypatch.setenv("KERNELEVOLVE_BUFFER_SETS", "not a number")
-    monkeypatch.setenv("KERNELEVOLVE_WARM_SAMPLE", "1")
     s = TimingSettings.from_env(gpu=True)
     assert (s.floor_rounds, s.ceiling_rounds, s.round_goal, s.ceiling_s, s.buffer_sets) == (12, 50, 0.005, 2.5, 4)
-    assert s.warm_sample
     assert TimingSettings.from_message(dict(s.to_message(), unknown=1)) == s
 
 

@@ -16,7 +16,7 @@ position and the ratio of the two orders balanced (ratios.pass_estimates):
     flush-1g     a 1 GiB flush
     no-flush     no flush (the cover alone)
     sync-each    the device waited for after every sample (no sample queued behind another)
-    warm-each    an untimed call of the same kernel before each sample's refill (KERNELEVOLVE_WARM_SAMPLE=1)
+    warm-each    an untimed call of the same kernel before each sample's refill (measured in the harness and not kept)
     swapped      as current, the two loads' roles swapped (A is the load that was B): does the slower one follow
                  the load or the role?
     flush-alt    the flush a memset and a read and write in turn, sample by sample
