@@ -38,7 +38,6 @@ Estimator = Callable[[Sequence[float]], float]
 # (baseline samples, candidate samples[, buffer set of each round[, order of each round]]), index = round
 Pass = Union[Tuple[Sequence[float], Sequence[float]], Tuple[Sequence[float], Sequence[float], Sequence[int]],
              Tuple[Sequence[float], Sequence[float], Sequence[int], Sequence[int]]]
-Cluster = Tuple[List[float], List[float]]
 BASELINE_FIRST, CANDIDATE_FIRST = 0, 1  # a round's order
 
 BOOTSTRAP = 400
@@ -94,28 +93,45 @@ def shape_estimate(passes: Sequence[Pass], estimate: Estimator) -> Tuple[float, 
     return combine([pass_estimates(p, estimate) for p in passes])
 
 
-def _column(p: Pass, k: int, n: int) -> Optional[List[int]]:
-    """The pass's k-th per-round column (2: buffer sets, 3: orders), when it names one for every round."""
+def _column(p: Pass, k: int, n: int) -> List[int]:
+    """The pass's k-th per-round column (2: buffer sets, 3: orders), all 0 where it names none for every round."""
     col = p[k] if len(p) > k else None  # type: ignore[misc]
-    return [int(x) for x in col[:n]] if col is not None and len(col) >= n else None
+    return [int(x) for x in col[:n]] if col is not None and len(col) >= n else [0] * n
+
+
+def _split(p: Pass, key: Callable[[int, int], object]) -> List[Pass]:
+    """A pass's rounds grouped by key(buffer set, order), each group a pass of its own with both columns, in the
+    keys' order."""
+    b, c = p[0], p[1]
+    n = min(len(b), len(c))
+    labels, orders = _column(p, 2, n), _column(p, 3, n)
+    out: dict = {}
+    for r in range(n):
+        gb, gc, gl, go = out.setdefault(key(labels[r], orders[r]), ([], [], [], []))
+        gb.append(b[r])
+        gc.append(c[r])
+        gl.append(labels[r])
+        go.append(orders[r])
+    return [out[k] for k in sorted(out)]  # type: ignore[type-var]
+
+
+def strata(p: Pass) -> List[Pass]:
+    """A pass's rounds split by the buffer set they ran in and their order: what the bootstrap draws within."""
+    return _split(p, lambda label, order: (label, order))
+
+
+def clusters(p: Pass) -> List[Pass]:
+    """A pass's rounds split by the buffer set they ran in (one cluster when the pass names none)."""
+    return _split(p, lambda label, order: label)
 
 
 def order_groups(p: Pass) -> List[Pass]:
-    """A pass's rounds by the order they ran in, each group a pass of its own (buffer sets kept): two groups where
-    each order has MIN_ORDER_ROUNDS rounds, else the pass whole."""
-    b, c = p[0], p[1]
-    n = min(len(b), len(c))
-    orders = _column(p, 3, n)
-    if orders is None:
-        return [p]
-    labels = _column(p, 2, n) or [0] * n
-    groups = []
-    for o in sorted(set(orders)):
-        rows = [r for r in range(n) if orders[r] == o]
-        groups.append(([b[r] for r in rows], [c[r] for r in rows], [labels[r] for r in rows], [o] * len(rows)))
+    """A pass's rounds by the order they ran in (baseline first, then candidate first): two groups where each
+    order has MIN_ORDER_ROUNDS rounds, else the pass whole."""
+    groups = _split(p, lambda label, order: order)
     if len(groups) < 2 or min(len(g[0]) for g in groups) < MIN_ORDER_ROUNDS:
         return [p]
-    return groups  # type: ignore[return-value]
+    return groups
 
 
 def _geomean(xs: Sequence[float]) -> float:
@@ -141,43 +157,6 @@ def order_gap(p: Pass, estimate: Estimator) -> Optional[float]:
     return (first - second) / 2
 
 
-def strata(p: Pass) -> List[Pass]:
-    """A pass's rounds split by the buffer set they ran in and their order (one stratum when it names neither)."""
-    b, c = p[0], p[1]
-    n = min(len(b), len(c))
-    labels, orders = _column(p, 2, n), _column(p, 3, n)
-    if labels is None and orders is None:
-        return [(list(b[:n]), list(c[:n]))]
-    labels, orders = labels or [0] * n, orders or [0] * n
-    out: dict = {}
-    for r in range(n):
-        sb, sc, sl, so = out.setdefault((labels[r], orders[r]), ([], [], [], []))
-        sb.append(b[r])
-        sc.append(c[r])
-        sl.append(labels[r])
-        so.append(orders[r])
-    return list(out.values())
-
-
-def clusters(p: Pass) -> List[Pass]:
-    """A pass's rounds split by the buffer set they ran in (one cluster when the pass names none), each with its
-    rounds' orders where the pass has them."""
-    b, c = p[0], p[1]
-    n = min(len(b), len(c))
-    labels, orders = _column(p, 2, n), _column(p, 3, n)
-    if labels is None:
-        return [(list(b[:n]), list(c[:n])) if orders is None else (list(b[:n]), list(c[:n]), [0] * n, orders)]
-    out: dict = {}
-    for r in range(n):
-        cb, cc, cl, co = out.setdefault(labels[r], ([], [], [], []))
-        cb.append(b[r])
-        cc.append(c[r])
-        cl.append(labels[r])
-        if orders is not None:
-            co.append(orders[r])
-    return [(cb, cc) if orders is None else (cb, cc, cl, co) for cb, cc, cl, co in out.values()]
-
-
 def _resample(passes: Sequence[Pass], rng: random.Random) -> List[Pass]:
     """Rounds drawn with replacement within each stratum of each pass (stratum sizes kept)."""
     out: List[Pass] = []
@@ -190,10 +169,9 @@ def _resample(passes: Sequence[Pass], rng: random.Random) -> List[Pass]:
             idx = [rng.randrange(len(st[0])) for _ in range(len(st[0]))]
             rb.extend(st[0][k] for k in idx)
             rc.extend(st[1][k] for k in idx)
-            if len(st) > 3:
-                rl.extend(st[2][k] for k in idx)  # type: ignore[misc]
-                ro.extend(st[3][k] for k in idx)  # type: ignore[misc]
-        out.append((rb, rc, rl, ro) if ro else (rb, rc))
+            rl.extend(st[2][k] for k in idx)  # type: ignore[misc]
+            ro.extend(st[3][k] for k in idx)  # type: ignore[misc]
+        out.append((rb, rc, rl, ro))
     return out
 
 

@@ -98,7 +98,9 @@ class L2Flush:
     H200, after a memset a softmax whose rows unroll into a long program ran 49 us from one load of its module and
     53 us from another load of the same source, whichever of the two was loaded second (so a kernel judged against
     itself read 0.93-0.97 on that shape); after a copy, or no flush at all, both loads ran 49 us
-    (scripts/gpu/order_effect.py; docs/benchmarks.md, 2026-12-03, seventh session)."""
+    (scripts/gpu/order_effect.py; docs/benchmarks.md, 2026-12-03, seventh session). In the harness that shape's
+    candidate still ran slower than its baseline after the copy (self-judgements 0.917-0.983): the copy removed one
+    cause, not every one."""
 
     def __init__(self, torch: Any) -> None:
         self.src = torch.zeros(FLUSH_BYTES, dtype=torch.uint8, device="cuda")

@@ -199,8 +199,8 @@ def test_passes_timed_again_feed_the_interval() -> None:
 
 def test_clusters_follow_the_buffer_set_of_each_round() -> None:
     p = ([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1])
-    assert sorted(clusters(p)) == [([1.0, 3.0], [1.0, 3.0]), ([2.0, 4.0], [2.0, 4.0])]
-    assert clusters(([1.0, 2.0], [3.0, 4.0])) == [([1.0, 2.0], [3.0, 4.0])]
+    assert [cl[:2] for cl in clusters(p)] == [([1.0, 3.0], [1.0, 3.0]), ([2.0, 4.0], [2.0, 4.0])]
+    assert [cl[:2] for cl in clusters(([1.0, 2.0], [3.0, 4.0]))] == [([1.0, 2.0], [3.0, 4.0])]
     s, df, counts = between_spread([[p]], median)
     assert df == 0 and counts == [0]  # clusters of two rounds say nothing
 
