@@ -808,6 +808,9 @@ class Judge:
                        "interval": f"{int(LEVEL * 100)}%: bootstrap over rounds, widened to the spread between buffer "
                                    f"sets and passes and to the two run orders' readings"},
         }
+        flushed = [h.get("code_flush_bytes", 0) for passes in received for h in passes if h.get("timer") == "cuda-events"]
+        if flushed:  # each event-timed sample started with the instruction caches emptied (code_flush.py; 0: not)
+            verdict["timing"]["code_flush_bytes"] = min(flushed)
         if os.environ.get("KERNELEVOLVE_VERDICT_PASSES") == "1":  # every pass's samples, for a study of the
             # judge's rules offline (scripts/gpu/retime_study.py): which shapes a rule would time again, and what
             # the verdict would have read without those passes

@@ -26,7 +26,7 @@ from . import memory_plan as M
 from .protocol import BATCH_BYTES, MAX_BATCH
 from .ratios import BASELINE_FIRST, CANDIDATE_FIRST
 from .stopping_rule import StoppingRule, describe
-from .timers import (GRAPH_BELOW_MS, CpuTimer, EventTimer, GraphTimer, L2Flush, calibrate_sleep, gpu_call_ms,
+from .timers import (GRAPH_BELOW_MS, CacheFlush, CpuTimer, EventTimer, GraphTimer, calibrate_sleep, gpu_call_ms,
                      graph_call_ms, graph_calls)
 from .timing_settings import TimingSettings
 
@@ -155,7 +155,7 @@ class ShapeTiming:
         launch = w.spec.launch
         flush = getattr(w, "flush_buffer", None)
         if flush is None:
-            flush = w.flush_buffer = L2Flush(torch)
+            flush = w.flush_buffer = CacheFlush(torch)
         shared = [w.guarded_args(self.pool[0])]
         outs: List[Any] = []
         for k in self.kernels.values():
@@ -288,6 +288,7 @@ class ShapeTiming:
         if isinstance(self.timer, EventTimer):
             report["host_waits"] = host_waits
             report["cover_ms"] = round(self.timer.cover_ms, 4)
+            report["code_flush_bytes"] = self.w.flush_buffer.code_bytes
         self.phases["rounds"] = _perf_counter() - t0
         self.spans["rounds"] = [wall, time.time()]
         return report

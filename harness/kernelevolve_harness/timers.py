@@ -4,8 +4,9 @@
     samples = timer.finish([...])           # waits for the queued ones: Sample(ms per call, results, set_aside)
 
 - CpuTimer: perf_counter around n calls on n buffer sets.
-- EventTimer (GPU, "cuda-events"): an L2 flush (L2Flush) and a device-side sleep (the cover), then CUDA events around one
-  call; a sample whose launch may still have been queued when its timing began comes back set aside.
+- EventTimer (GPU, "cuda-events"): a cache flush (CacheFlush: the L2 and the instruction caches) and a device-side
+  sleep (the cover), then CUDA events around one call; a sample whose launch may still have been queued when its
+  timing began comes back set aside.
 - GraphTimer (GPU, "cuda-graph", kernels under ~10 us): a CUDA graph of n (refill, call) minus a graph of the same
   refills alone, per call.
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import arrays as A
+from .code_flush import code_flush
 
 _perf_counter = time.perf_counter  # captured before any kernel code is loaded (the worker imports this first)
 
@@ -92,22 +94,34 @@ class CpuTimer:
         return list(queued)
 
 
-class L2Flush:
-    """What runs before each event-timed sample to empty the device's L2: a device-to-device copy of FLUSH_BYTES
-    from one buffer into another. A copy rather than a memset kernel (a 256 MiB `zero_()` until 2026-12-03): on an
-    H200, after a memset a softmax whose rows unroll into a long program ran 49 us from one load of its module and
-    53 us from another load of the same source, whichever of the two was loaded second (so a kernel judged against
-    itself read 0.93-0.97 on that shape); after a copy, or no flush at all, both loads ran 49 us
-    (scripts/gpu/order_effect.py; docs/benchmarks.md, 2026-12-03, seventh session). In the harness that shape's
-    candidate still ran slower than its baseline after the copy (self-judgements 0.917-0.983): the copy removed one
-    cause, not every one."""
+class CacheFlush:
+    """What runs before each event-timed sample to empty the device's caches: the L2, by a device-to-device copy of
+    FLUSH_BYTES from one buffer into another, and the SMs' instruction caches, by a kernel of straight-line code
+    (code_flush.py; None where it cannot be loaded).
 
-    def __init__(self, torch: Any) -> None:
+    The L2 by a copy rather than a memset kernel (a 256 MiB `zero_()` until 2026-12-03): on an H200, after a
+    memset a softmax whose rows unroll into a long program ran 49 us from one load of its module and 53 us from
+    another load of the same source, whichever of the two was loaded second (so a kernel judged against itself read
+    0.93-0.97 on that shape); after a copy, or no flush at all, both loads ran 49 us (scripts/gpu/order_effect.py;
+    docs/benchmarks.md, 2026-12-03, seventh session). In the harness that shape's candidate still ran 51-56 us
+    after a call of itself where the baseline ran 49-50, and both 60 us after a call of the other: what stays of a
+    kernel's code in the instruction caches depends on where it lies, so every sample now starts with them emptied
+    (code_flush.py)."""
+
+    def __init__(self, torch: Any, code: bool = True) -> None:
         self.src = torch.zeros(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
         self.dst = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+        self.code = code_flush(torch) if code else None
+
+    @property
+    def code_bytes(self) -> int:
+        """The instruction-cache flush's code size (0: none)."""
+        return self.code.nbytes if self.code is not None else 0
 
     def __call__(self) -> None:
         self.dst.copy_(self.src)
+        if self.code is not None:
+            self.code()
 
 
 def gpu_call_ms(torch: Any, flush: Callable[[], None], launch: Launch, k: Any, args: List[Any]) -> Tuple[float, Any]:
@@ -180,7 +194,7 @@ def calibrate_sleep(torch: Any, flush: Any) -> Tuple[float, float]:
 
 
 class EventTimer:
-    """CUDA events around one call after an L2 flush (L2Flush: a 256 MiB copy) and a cover.
+    """CUDA events around one call after a cache flush (CacheFlush: a 256 MiB copy and a code flush) and a cover.
 
     A launch through a Python wrapper (torch.autograd.Function, output allocation, checks) can take as long on
     the host as the kernel on the device; had the device run out of queued work before the launch was queued,

@@ -1,9 +1,11 @@
 """The Triton and CUDA examples on an NVIDIA GPU (skipped where torch with CUDA, or nvcc, is absent)."""
 import shutil
+import subprocess
 
 import pytest
 
 from conftest import EXAMPLES, Harness
+from kernelevolve_harness.code_flush import CODE_FLUSH_BYTES, INSTRUCTION_BYTES, code_flush, ptx
 
 torch = pytest.importorskip("torch", reason="torch is not installed (the GPU backends need it)")
 if not torch.cuda.is_available():
@@ -89,6 +91,28 @@ def test_triton_matmul_big_tiles_is_ok_and_faster(harness: Harness) -> None:
     v, _ = harness.evaluate(MATMUL / "spec.py", MATMUL / "candidates" / "big_tiles.py", timeout=600)
     assert v["status"] == "ok", v
     assert v["speedup"] > 1.0, v
+    # matmul's shapes take tens of microseconds: event-timed, each sample after the instruction caches' flush
+    assert v["timing"]["code_flush_bytes"] == CODE_FLUSH_BYTES, v["timing"]
+
+
+def test_the_code_flush_is_as_long_as_its_size_and_runs_on_the_device(tmp_path) -> None:
+    """ptxas keeps every multiply-add of the flush (no folding: the code is as large as asked), and the loaded
+    kernel runs on the device in microseconds."""
+    if shutil.which("ptxas"):
+        (tmp_path / "flush.ptx").write_text(ptx(CODE_FLUSH_BYTES // INSTRUCTION_BYTES))
+        subprocess.run(["ptxas", "-arch=sm_90", str(tmp_path / "flush.ptx"), "-o", str(tmp_path / "flush.cubin")],
+                       check=True)
+        assert (tmp_path / "flush.cubin").stat().st_size >= CODE_FLUSH_BYTES
+    f = code_flush(torch)
+    assert f is not None and f.nbytes == CODE_FLUSH_BYTES
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    f()  # once, so its own code is not cold in what is timed: what is left is the work of every SM
+    e0.record()
+    f()
+    e1.record()
+    torch.cuda.synchronize()
+    assert 0.0 < e0.elapsed_time(e1) < 5.0
+    assert f.sink.item() == 0.0  # the store under the flag never ran
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")

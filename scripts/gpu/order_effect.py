@@ -7,21 +7,25 @@ ran first and of the one that ran second (microseconds), and, where two kernels 
 position and the ratio of the two orders balanced (ratios.pass_estimates):
 
     current      the harness's rounds: A and B (two loads of the same source) in the same buffer set, orders
-                 alternating (shape_timing.round_order), the flush a 256 MiB copy (timers.L2Flush)
-    flush-memset the flush a 256 MiB memset (zero_), as until 2026-12-03
+                 alternating (shape_timing.round_order), the flush timers.CacheFlush (a 256 MiB copy, then the
+                 instruction caches emptied by code_flush.py's kernel)
+    no-code      the flush the 256 MiB copy alone, as until 2026-12-03 (the instruction caches left as they are)
     same-kernel  A in both positions: the position alone
+    same-no-code A in both positions, the copy alone
+    swapped      as current, the two loads' roles swapped (A is the load that was B)
+    code-64k     the code flush 64 KiB of code instead of CODE_FLUSH_BYTES
+    code-1m      the code flush 1 MiB
+    flush-memset the flush a 256 MiB memset (zero_), as until 2026-12-03, no code flush
     other-set    the second sample in the next buffer set, not the one the first just used
     no-refill    the inputs refilled once a round, before the first sample only
-    flush-rw     the flush reads and writes its 256 MiB (add_) instead of writing zeros
-    flush-1g     a 1 GiB flush
     no-flush     no flush (the cover alone)
     sync-each    the device waited for after every sample (no sample queued behind another)
     warm-each    an untimed call of the same kernel before each sample's refill (measured in the harness and not kept)
-    swapped      as current, the two loads' roles swapped (A is the load that was B): does the slower one follow
-                 the load or the role?
-    flush-alt    the flush a memset and a read and write in turn, sample by sample
 
     python3 scripts/gpu/order_effect.py [ROWSxCOLS ...]     (default 2048x4097 4096x1024; needs a GPU)
+    ORDER_VARIANTS=current,no-code,...  the variants to run (default: the first seven)
+
+It also prints the code flush's load time and its own device time.
 """
 from __future__ import annotations
 
@@ -35,7 +39,8 @@ from typing import Any, Callable, Dict, List, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness"))
 from kernelevolve_harness.ratios import median, pass_estimates  # noqa: E402
 from kernelevolve_harness.shape_timing import round_order  # noqa: E402
-from kernelevolve_harness.timers import FLUSH_BYTES, EventTimer, L2Flush, calibrate_sleep  # noqa: E402
+from kernelevolve_harness.code_flush import CODE_FLUSH_BYTES, code_flush  # noqa: E402
+from kernelevolve_harness.timers import FLUSH_BYTES, CacheFlush, EventTimer, calibrate_sleep  # noqa: E402
 
 ROUNDS = int(os.environ.get("ROUNDS", "160"))
 GROUP = 8  # rounds queued before the device is waited for, as the harness does
@@ -52,32 +57,38 @@ def load(name: str) -> Any:
 
 
 class Flush:
-    """The timer's flush buffer, with the write it does chosen by the variant."""
+    """The timer's flush, with what it does chosen by the variant: the L2's write (a copy, a memset, none) and
+    the code flush's size (0: none)."""
 
-    def __init__(self, torch: Any, nbytes: int, how: str) -> None:
-        self.buf = torch.empty(nbytes, dtype=torch.uint8, device="cuda") if how != "none" else None
-        self.src = torch.zeros(nbytes, dtype=torch.uint8, device="cuda") if how == "copy" else None
+    def __init__(self, torch: Any, how: str, code_bytes: int) -> None:
+        self.buf = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda") if how != "none" else None
+        self.src = torch.zeros(FLUSH_BYTES, dtype=torch.uint8, device="cuda") if how == "copy" else None
+        self.code = code_flush(torch, code_bytes) if code_bytes else None
+        if code_bytes and self.code is None:
+            raise SystemExit("the code flush could not be loaded here")
         self.how = how
-        self.calls = 0
 
     def __call__(self) -> None:
-        if self.buf is None:
-            return
-        self.calls += 1
-        if self.how == "rw" or (self.how == "alt" and self.calls % 2):
-            self.buf.add_(1)
-        elif self.how == "copy":
+        if self.how == "copy":
             self.buf.copy_(self.src)
-        else:
+        elif self.how == "zero":
             self.buf.zero_()
+        if self.code is not None:
+            self.code()
+
+
+# variant -> (the L2 flush's write, the code flush's bytes)
+FLUSHES = {"no-code": ("copy", 0), "same-no-code": ("copy", 0), "code-64k": ("copy", 64 << 10),
+           "code-1m": ("copy", 1 << 20), "flush-memset": ("zero", 0), "no-flush": ("none", 0)}
+TWO_LOADS = ["current", "no-code", "swapped", "code-64k", "code-1m", "flush-memset", "other-set", "no-refill",
+             "no-flush", "sync-each", "warm-each"]
 
 
 def run(torch: Any, rows: int, cols: int, variant: str, kernels: Dict[str, Any]) -> Dict[Tuple[str, int], List[float]]:
     """(kernel name, position 0 or 1) -> the samples' times in us."""
     pool = [torch.randn(rows, cols, device="cuda") * 4 for _ in range(3)]
     sets = [(torch.empty(rows, cols, device="cuda"), torch.empty(rows, cols, device="cuda")) for _ in range(SETS)]
-    flush = Flush(torch, 1 << 30 if variant == "flush-1g" else FLUSH_BYTES,
-                  {"flush-rw": "rw", "no-flush": "none", "flush-memset": "zero", "flush-alt": "alt"}.get(variant, "copy"))
+    flush = Flush(torch, *FLUSHES.get(variant, ("copy", CODE_FLUSH_BYTES)))
     timer = EventTimer(torch, lambda k, x, y: k.softmax(x, y), flush)
     timer.cover_ms = 0.05  # the device sleeps 50 us (less the flush) before each sample's timing starts
     rng = random.Random(1)
@@ -115,18 +126,42 @@ def run(torch: Any, rows: int, cols: int, variant: str, kernels: Dict[str, Any])
     return out
 
 
+def code_flush_cost(torch: Any) -> str:
+    """The code flush's load time in this process and its own device time (median of 20, us), per size."""
+    out = []
+    for nbytes in (64 << 10, CODE_FLUSH_BYTES, 1 << 20):
+        f = code_flush(torch, nbytes)
+        if f is None:
+            return "the code flush could not be loaded here"
+        times = []
+        for _ in range(20):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            f()
+            e1.record()
+            torch.cuda.synchronize()
+            times.append(e0.elapsed_time(e1) * 1000.0)
+        out.append(f"{nbytes >> 10} KiB: loaded in {f.load_ms:.0f} ms, runs {statistics.median(times):.1f} us")
+    return "code flush " + "; ".join(out)
+
+
 def main() -> None:
     import torch
     shapes = [tuple(int(x) for x in a.split("x")) for a in sys.argv[1:]] or [(2048, 4097), (4096, 1024)]
     a, b = load("kernel_a"), load("kernel_b")
-    calibrate_sleep(torch, L2Flush(torch))
-    variants: List[Tuple[str, Callable[[], Dict[str, Any]]]] = [
-        ("current", lambda: {"A": a, "B": b}), ("same-kernel", lambda: {"A": a, "A2": a}),
-        ("other-set", lambda: {"A": a, "B": b}), ("no-refill", lambda: {"A": a, "B": b}),
-        ("flush-rw", lambda: {"A": a, "B": b}), ("flush-1g", lambda: {"A": a, "B": b}),
-        ("no-flush", lambda: {"A": a, "B": b}), ("sync-each", lambda: {"A": a, "B": b}),
-        ("warm-each", lambda: {"A": a, "B": b}), ("swapped", lambda: {"A": b, "B": a}),
-        ("flush-memset", lambda: {"A": a, "B": b}), ("flush-alt", lambda: {"A": a, "B": b})]
+    calibrate_sleep(torch, CacheFlush(torch))
+    print(code_flush_cost(torch), flush=True)
+    chosen = os.environ.get("ORDER_VARIANTS", "current,no-code,same-kernel,same-no-code,swapped,code-64k,code-1m")
+    variants: List[Tuple[str, Callable[[], Dict[str, Any]]]] = []
+    for name in chosen.split(","):
+        if name.startswith("same-"):
+            variants.append((name, lambda: {"A": a, "A2": a}))
+        elif name == "swapped":
+            variants.append((name, lambda: {"A": b, "B": a}))
+        elif name in TWO_LOADS:
+            variants.append((name, lambda: {"A": a, "B": b}))
+        else:
+            raise SystemExit(f"no variant {name}")
     print(f"{torch.cuda.get_device_name()}; {ROUNDS} rounds a variant, {SETS} buffer sets, groups of {GROUP} rounds")
     print("| shape | variant | first us | second us | second/first | A first, second | B first, second | A/B balanced |")
     print("|---|---|---:|---:|---:|---|---|---:|")
@@ -140,7 +175,7 @@ def main() -> None:
             for k in ks:
                 per.append(f"{median(got.get((k, 0), [0])):.1f}, {median(got.get((k, 1), [0])):.1f}")
             balanced = ""
-            if name != "same-kernel":
+            if not name.startswith("same-"):
                 n = min(len(got[("A", 0)]), len(got[("B", 1)]), len(got[("A", 1)]), len(got[("B", 0)]))
                 # A first: rounds of order 0; A's and B's samples by order, as a pass of the harness
                 pa = got[("A", 0)][:n] + got[("A", 1)][:n]
