@@ -22,7 +22,10 @@ import struct
 import time
 from typing import Any, Optional
 
-CODE_FLUSH_BYTES = 256 << 10  # larger than an SM's instruction caches (L0 and L1 together) on current GPUs
+# On an H200, 64 KiB of code already left the softmax shape above as cold as 256 KiB and 1 MiB did (60 us); 128 KiB
+# for a margin: it runs in about 45 us on the device (64 KiB: 33 us, 256 KiB: 65 us), and the driver compiles it
+# in about a second, once a host (1 MiB: 81 s)
+CODE_FLUSH_BYTES = 128 << 10
 INSTRUCTION_BYTES = 16  # one SASS instruction on Volta and later
 BLOCKS_PER_SM = 2  # one warp each: every SM gets at least one
 ENTRY = "kernelevolve_code_flush"
