@@ -9,7 +9,8 @@ judge brackets with the timing lock, so that nothing but the timed rounds runs w
 
 A round is one sample of each kernel, in either order (round_order: each kernel runs first in half the rounds of
 every buffer set), each sample on freshly refilled inputs (a pool entry scaled by a random factor) and poisoned
-outputs. The kernel that runs second in a round can take longer (17-23% on one softmax shape on an H200), so the
+outputs. The kernel that runs second in a round could take longer (17-23% on one softmax shape on an H200, its
+code cold in the instruction caches, which every event-timed sample now starts with emptied: code_flush.py); the
 estimate balances the orders and the interval reaches both orders' readings where they differ (ratios.py). On a
 GPU both kernels run in the same buffers (where a buffer lies in device memory changes a kernel's time: a kernel
 judged against itself in buffers of its own read up to 9% faster on an H200), and the rounds turn through a few

@@ -35,13 +35,13 @@ GROUP = 8  # memory_plan.GROUP_ROUNDS
 
 def main() -> None:
     import torch
-    from kernelevolve_harness.timers import EventTimer, L2Flush
+    from kernelevolve_harness.timers import CacheFlush, EventTimer
     root = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "triton", "softmax", "softmax.py")
     spec = importlib.util.spec_from_file_location("softmax_example", root)
     mod = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     spec.loader.exec_module(mod)
-    flush = L2Flush(torch)
+    flush = CacheFlush(torch)
     loads = [int(a) for a in sys.argv[1:]] or [0, 4, 11]
     for load in loads:
         procs = [subprocess.Popen([sys.executable, "-c", LOAD], stdout=subprocess.PIPE, text=True) for _ in range(load)]
