@@ -108,10 +108,10 @@ class CacheFlush:
     kernel's code in the instruction caches depends on where it lies, so every sample now starts with them emptied
     (code_flush.py)."""
 
-    def __init__(self, torch: Any, code: bool = True) -> None:
+    def __init__(self, torch: Any) -> None:
         self.src = torch.zeros(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
         self.dst = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
-        self.code = code_flush(torch) if code else None
+        self.code = code_flush(torch)
 
     @property
     def code_bytes(self) -> int:

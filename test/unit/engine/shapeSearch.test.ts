@@ -127,7 +127,7 @@ describe('per-shape search', () => {
     expect(summary.best!.id).toBe(dispatches[0].id);
     const singles = run.candidates.filter((c) => c.mode !== 'dispatch' && c.verdict?.status === 'ok');
     const single = Math.max(...singles.map((c) => c.verdict!.speedup!));
-    expect(summary.best!.speedup / single).toBeCloseTo(Math.sqrt(Math.sqrt(1.015 * 1.015)), 3);
+    expect(summary.best!.speedup / single).toBeCloseTo(Math.sqrt(1.015), 3); // two of four shapes 1.5% faster
   });
 
   it('one setting fastest on every shape: no table, even at the close', { timeout: 120_000 }, async () => {
