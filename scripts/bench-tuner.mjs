@@ -7,7 +7,7 @@
 //
 // usage: node scripts/bench-tuner.mjs [--budget 40] [--grid 8,16,32,64,128,256] [--repeat 3] [--top 3]
 //                                     [--parallel 2] [--out DIR] [--knobs knobs.cjs] [--axis NAME=v1,v2 ...]
-//                                     [--config hosts.json] [--budget-fraction F] [--final N] [SPEC.py ...]
+//                                     [--config hosts.json] [--budget-fraction F] [--final N] [--paired 3] [SPEC.py ...]
 // (--axis fixes one knob's grid values, e.g. --axis num_stages=2,3,4 to keep a Triton grid small; --config gives
 // the tuner's run the hosts a user would give it, e.g. a GPU host with several slots; --budget-fraction gives the
 // tuner that fraction of the grid's points as its budget; --final N judges the grid's best and the tuner's best side
@@ -15,7 +15,9 @@
 // the tuner without the knowledge base's starts (config "tuneStarts": false): the Hopper starts are earlier H200
 // grids' winners, and a start copied from the answer proves nothing)
 // Besides the uniform grid's best, the grid is read per shape: the best launch of each shape (the reachable
-// per-shape speedup, the geometric mean of those), and the tuner's share of that gain, (tuner - 1) / (reachable - 1).
+// per-shape speedup, the geometric mean of those), and the tuner's share of that gain, (tuner - 1) / (reachable - 1),
+// from paired judgements: each shape's best launch judged against the tuner's best as its baseline, --paired times
+// (pairedShare; the share from separately re-timed figures is printed beside it).
 // It says where the kernel as written, or one of the tuner's starts, already is the grid's best.
 // Default specs: every examples/cpp/*/spec.py and scripts/bench-tuner-kernels/*/spec.py.
 import { execFile } from 'node:child_process';
@@ -29,7 +31,7 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const CLI = path.join(ROOT, 'bin', 'kernelevolve.js');
 
 function parse(argv) {
-  const o = { budget: 40, grid: [8, 16, 32, 64, 128, 256], repeat: 3, top: 3, final: 0, parallel: 2, out: undefined, axis: {}, specs: [] };
+  const o = { budget: 40, grid: [8, 16, 32, 64, 128, 256], repeat: 3, top: 3, final: 0, paired: 3, parallel: 2, out: undefined, axis: {}, specs: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--budget') o.budget = Number(argv[++i]);
@@ -39,6 +41,7 @@ function parse(argv) {
     else if (a === '--parallel') o.parallel = Number(argv[++i]);
     else if (a === '--top') o.top = Number(argv[++i]);
     else if (a === '--final') o.final = Number(argv[++i]);
+    else if (a === '--paired') o.paired = Number(argv[++i]);
     else if (a === '--out') o.out = path.resolve(argv[++i]);
     else if (a === '--knobs') o.knobs = path.resolve(argv[++i]);
     else if (a === '--config') o.config = path.resolve(argv[++i]);
@@ -85,9 +88,10 @@ function specKernel(specPath) {
   return /^KERNEL\s*=\s*["'](.+?)["']/m.exec(fs.readFileSync(specPath, 'utf8'))[1];
 }
 
-async function evaluateOnce(specPath, file) {
+async function evaluateOnce(specPath, file, baseline) {
   try {
-    const { stdout } = await exec('node', [CLI, 'evaluate', '--spec', specPath, '--candidate', file, '--json'], { maxBuffer: 1 << 24 });
+    const args = [CLI, 'evaluate', '--spec', specPath, '--candidate', file, ...(baseline ? ['--baseline', baseline] : []), '--json'];
+    const { stdout } = await exec('node', args, { maxBuffer: 1 << 24 });
     return JSON.parse(stdout.trim().split('\n').pop());
   } catch (e) {
     // exit 1: judged, not ok (the verdict is still on stdout)
@@ -96,13 +100,16 @@ async function evaluateOnce(specPath, file) {
   }
 }
 
-/** A verdict; a harness failure (not the candidate's) is retried once, then counted as a failed point. */
-async function evaluate(specPath, file) {
+/**
+ * A verdict (against BASELINE instead of the spec's source when given); a harness failure (not the candidate's) is
+ * retried once, then counted as a failed point.
+ */
+async function evaluate(specPath, file, baseline) {
   try {
-    return await evaluateOnce(specPath, file);
+    return await evaluateOnce(specPath, file, baseline);
   } catch {
     try {
-      return await evaluateOnce(specPath, file);
+      return await evaluateOnce(specPath, file, baseline);
     } catch (e) {
       process.stderr.write(`\nharness failure on ${file}: ${e.message.split('\n')[0]}\n`);
       return { status: 'harness_error', reason: e.message };
@@ -110,10 +117,13 @@ async function evaluate(specPath, file) {
   }
 }
 
-/** Per-shape timings of a verdict, keyed by shape; undefined unless it is ok. */
+/**
+ * Per-shape timings of a verdict, keyed by shape, with the shape's paired ratio (candidate and baseline timed side
+ * by side in that evaluation) and its interval; undefined unless it is ok.
+ */
 function timings(v) {
   if (!v || v.status !== 'ok' || !v.shapes?.length) return undefined;
-  return v.shapes.map((t) => ({ key: JSON.stringify(t.shape), baseline_ms: t.baseline_ms, candidate_ms: t.candidate_ms }));
+  return v.shapes.map((t) => ({ key: JSON.stringify(t.shape), baseline_ms: t.baseline_ms, candidate_ms: t.candidate_ms, speedup: t.speedup, interval: t.interval }));
 }
 
 const fitness = (v) => (v && v.status === 'ok' && Number.isFinite(v.speedup) ? v.speedup : 0);
@@ -152,6 +162,46 @@ function tunerConfig(opts, work) {
 }
 
 const sameValues = (a, b) => Object.entries(a).every(([k, x]) => b?.[k] === x);
+const geomean = (xs) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+
+/**
+ * The tuner's share of the reachable per-shape gain, from paired ratios alone: T, the tuner's best against the
+ * spec's baseline (the median of its evaluations' paired speedups: the re-timings and the final rounds), and, shape
+ * by shape, R, that shape's best launch of the sweep judged with the tuner's best as its baseline (--baseline), the
+ * two timed side by side in each of PAIRED rounds (the median). The reachable speedup is T x geomean(R), and the
+ * share (T - 1) / (T x geomean(R) - 1). Where the tuner launches a shape as its best launch does, R reads 1 within
+ * the judge's noise (about 1%) instead of two unpaired figures' difference (one shape read 1.008x in one evaluation
+ * and 1.041x in the next); the tuner's table pays its lookup, the shape's best launch none. Also the share with each
+ * R taken as at least 1 (every shape's reachable at least what the tuner reached there: the stricter reading).
+ */
+async function pairedShare(specPath, opts, perShape, tunerC, tunerBestFile) {
+  const runs = [...tunerC.runs, ...tunerC.final].filter((run) => run.every((t) => t.speedup > 0));
+  if (!opts.paired || !runs.length || !perShape.length || perShape.some((p) => !p.file)) {
+    return { rounds: 0, why: !opts.paired ? 'not asked for (--paired 0)' : !runs.length ? 'the tuner\'s best has no ok re-timing' : 'a shape has no ok launch in the sweep' };
+  }
+  const tuner = median(runs.map((run) => geomean(run.map((t) => t.speedup))));
+  // one judgement per distinct best launch and round; each shape reads its own launch's judgement
+  const files = [...new Set(perShape.map((p) => p.file))];
+  const readings = new Map(files.map((f) => [f, []]));
+  for (let r = 0; r < opts.paired; r++) {
+    await pool(files, opts.parallel, async (file) => {
+      const t = timings(await evaluate(specPath, file, tunerBestFile));
+      if (t) readings.get(file).push(t);
+    });
+  }
+  const shapes = perShape.map((p) => {
+    const key = JSON.stringify(p.shape);
+    const mine = readings.get(p.file).map((run) => run.find((t) => t.key === key)).filter(Boolean);
+    if (!mine.length) return undefined;
+    const xs = mine.map((t) => t.speedup);
+    return { ratio: median(xs), low: Math.min(...xs), high: Math.max(...xs), interval: mine[xs.indexOf(median(xs))].interval, rounds: xs.length };
+  });
+  if (shapes.some((x) => !x)) return { rounds: opts.paired, tuner, shapes, why: 'a shape\'s best launch was not ok against the tuner\'s best' };
+  const ratio = geomean(shapes.map((x) => x.ratio));
+  const floor = geomean(shapes.map((x) => Math.max(1, x.ratio)));
+  const shareOf = (r) => (tuner * r > 1 ? (tuner - 1) / (tuner * r - 1) : null);
+  return { rounds: opts.paired, tuner, ratio, reachable: tuner * ratio, share: shareOf(ratio), shareStrict: shareOf(floor), shapes };
+}
 
 async function benchOne(specPath, opts, knobs, tmp) {
   const name = path.basename(path.dirname(specPath));
@@ -232,16 +282,18 @@ async function benchOne(specPath, opts, knobs, tmp) {
   for (const l of verdicts) addBaseline(timings(l.verdict));
   // the leaders timed again, alternating; each one's candidate times are the medians of its evaluations
   const gridTop = [...gridResults].filter((r) => r.shapes).sort((x, y) => score(y.shapes) - score(x.shapes)).slice(0, opts.top);
-  // per shape: each shape's best launch over the grid (against the same reference), and what picking it per shape
-  // reaches (these first figures are the top of many noisy ones and read high: the share uses re-timed ones)
+  // per shape: each shape's best launch over the grid (by its paired ratio in the grid's evaluation), and what
+  // picking it per shape reaches (these first figures are the top of many noisy ones and read high: the share is
+  // from paired judgements made after the choice, pairedShare)
   const shapeKeys = gridResults.find((r) => r.shapes)?.shapes.map((t) => t.key) ?? [];
   const perShape = shapeKeys.map((key) => {
     let best = { speedup: 0, values: undefined };
     for (const r of gridResults) {
       const t = r.shapes?.find((x) => x.key === key);
       if (!t) continue;
-      const s = median(reference.get(key)) / t.candidate_ms;
-      if (s > best.speedup) best = { speedup: s, values: r.values };
+      // the shape's paired ratio in that evaluation (grid rows kept from before it was recorded: against the reference)
+      const s = t.speedup ?? median(reference.get(key)) / t.candidate_ms;
+      if (s > best.speedup) best = { speedup: s, values: r.values, file: r.file };
     }
     return { shape: JSON.parse(key), ...best };
   });
@@ -284,6 +336,7 @@ async function benchOne(specPath, opts, knobs, tmp) {
   if (opts.final > 0) await retime([gridBest, tunerC], opts.final, 'final');
   const gridMedian = opts.final > 0 ? medianScore(gridBest.final) : gridBest.retimed;
   const tunerMedian = opts.final > 0 ? medianScore(tunerC.final) : tunerC.retimed;
+  const paired = await pairedShare(specPath, opts, perShape, tunerC, tunerBestFile);
   // evaluations the tuner needed to first reach 90% of the grid's best (both against the same reference)
   const judged = verdicts.filter((l) => l.id !== 'c0000');
   const reach = judged.findIndex((l) => score(timings(l.verdict)) >= 0.9 * gridMedian);
@@ -305,8 +358,8 @@ async function benchOne(specPath, opts, knobs, tmp) {
       evaluations: tuner.candidates - 1, seconds: tunerS, reach90: reach < 0 ? null : reach + 1, starts: opts.noStarts ? 'none' : 'knowledge base' },
     fraction: tunerMedian / gridMedian,
     // the share on the re-timed figures of the same rounds (each shape's best launch and the tuner's best)
-    perShape: { shapes: perShape.map((p, i) => ({ ...p, retimed: shapeRetimed[i] })), reachable, reachableRetimed, tunerRetimed: tunerC.retimed,
-      share: reachableRetimed > 1 ? (tunerC.retimed - 1) / (reachableRetimed - 1) : null },
+    perShape: { shapes: perShape.map((p, i) => ({ ...p, file: undefined, retimed: shapeRetimed[i], overTuner: paired.shapes?.[i] })), reachable, reachableRetimed,
+      tunerRetimed: tunerC.retimed, shareRetimed: reachableRetimed > 1 ? (tunerC.retimed - 1) / (reachableRetimed - 1) : null, paired },
     asWrittenIsGridBest: sameValues(gridBest.values, asWritten),
     startIsGridBest: startIsAnswer,
   };
@@ -324,19 +377,21 @@ for (const spec of opts.specs) {
   process.stderr.write(`${JSON.stringify(row)}\n`);
 }
 const line = (cells) => `| ${cells.join(' | ')} |`;
+const percent = (x) => (x === null || x === undefined ? 'no gain to reach' : `${(100 * x).toFixed(0)}%`);
+const shareCell = (p) => `${p.paired.reachable ? `${percent(p.paired.share)}; ${percent(p.paired.shareStrict)}` : '-; -'}; ${percent(p.shareRetimed)}`;
 const out = [
   `tuner budget ${opts.budgetFraction ? `${opts.budgetFraction} of the grid's points` : opts.budget}; grid ${opts.grid.join(',')} per size knob${Object.keys(opts.axis).length ? ` (${Object.entries(opts.axis).map(([k, v]) => `${k}: ${v.join(',')}`).join('; ')})` : ''}; speedups against the median of all baseline timings of the bench; the grid's top ${opts.top} and the tuner's best re-timed ${opts.repeat}x each (median candidate times)${opts.final ? `, then the grid's best and the tuner's best judged side by side ${opts.final}x more, the second figures and "tuner / grid" from those alone` : ''}; ${os.cpus().length} CPUs; ${new Date().toISOString().slice(0, 10)}`,
   '',
   line(['kernel', 'grid points', 'grid best (first / re-timed)', 'tuner best (first / re-timed)', 'tuner / grid', 'tuner evaluations', 'of the grid\'s', 'evaluations to 90% of grid',
-    'best per shape, reachable (first / re-timed)', 'tuner\'s share of the reachable gain (re-timed)', 'tuner s', 'starts']),
+    'best per shape, reachable (first / re-timed / paired)', 'tuner\'s share of the reachable gain (paired; strict; re-timed)', 'tuner s', 'starts']),
   line(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---']),
   ...rows.map((r) => line([r.kernel, r.gridPoints, `${r.gridBest.measured.toFixed(2)}x / ${r.gridBest.retimed.toFixed(2)}x`,
     `${r.tuner.measured.toFixed(2)}x / ${r.tuner.retimed.toFixed(2)}x${r.tuner.mode === 'dispatch' ? ' (per-shape table)' : ''}`, `${(100 * r.fraction).toFixed(1)}%${r.sameSetting ? ' (same setting)' : ''}`,
     r.tuner.evaluations, `${(100 * r.tuner.evaluations / r.gridPoints).toFixed(0)}%`, r.tuner.reach90 ?? 'not reached',
-    `${r.perShape.reachable.toFixed(3)}x / ${r.perShape.reachableRetimed.toFixed(3)}x`, r.perShape.share === null ? 'no gain to reach' : `${(100 * r.perShape.share).toFixed(0)}%`, r.tuner.seconds.toFixed(0),
+    `${r.perShape.reachable.toFixed(3)}x / ${r.perShape.reachableRetimed.toFixed(3)}x / ${r.perShape.paired.reachable?.toFixed(3) ?? '-'}x`, shareCell(r.perShape), r.tuner.seconds.toFixed(0),
     `${r.tuner.starts}${r.asWrittenIsGridBest ? '; AS WRITTEN = GRID BEST' : ''}${r.startIsGridBest.length ? `; START ${r.startIsGridBest.join(',')} = GRID BEST` : ''}`])),
   '',
-  ...rows.flatMap((r) => [`${r.kernel} per shape (first / re-timed): ${r.perShape.shapes.map((p) => `${Object.values(p.shape).join('x')} ${p.speedup.toFixed(3)}x / ${p.retimed.toFixed(3)}x at ${JSON.stringify(p.values)}`).join('; ')}; tuner re-timed ${r.perShape.tunerRetimed.toFixed(3)}x`]),
+  ...rows.flatMap((r) => [`${r.kernel} per shape (first / re-timed; over the tuner's best, paired: median [lowest-highest of ${r.perShape.paired.rounds}]): ${r.perShape.shapes.map((p) => `${Object.values(p.shape).join('x')} ${p.speedup.toFixed(3)}x / ${p.retimed.toFixed(3)}x at ${JSON.stringify(p.values)}${p.overTuner ? ` (${p.overTuner.ratio.toFixed(3)} [${p.overTuner.low.toFixed(3)}-${p.overTuner.high.toFixed(3)}])` : ''}`).join('; ')}; tuner re-timed ${r.perShape.tunerRetimed.toFixed(3)}x, paired ${r.perShape.paired.tuner?.toFixed(3) ?? '-'}x${r.perShape.paired.why ? ` (no paired share: ${r.perShape.paired.why})` : ''}`]),
 ];
 process.stdout.write(out.join('\n') + '\n');
 fs.writeFileSync(path.join(tmp, 'bench-tuner.json'), JSON.stringify(rows, null, 2));

@@ -107,7 +107,7 @@ fi
 
 if part tuner && [ -f dist/knobs.cjs ]; then
 echo "== tuner vs exhaustive grid (Triton softmax): ${TUNER_ARGS:=--budget 24 --grid 1,2,4,8,16,32 --axis num_stages=1,2,3,4}"
-  timeout "${TUNER_TIMEOUT:-900}" node scripts/bench-tuner.mjs --knobs dist/knobs.cjs --repeat 1 --parallel "${TUNER_PARALLEL:-6}" \
+  timeout "${TUNER_TIMEOUT:-900}" node scripts/bench-tuner.mjs --knobs dist/knobs.cjs --repeat 1 --paired 0 --parallel "${TUNER_PARALLEL:-6}" \
     --config "$OUT/hosts.json" --out "$OUT/tuner" $TUNER_ARGS examples/triton/softmax/spec.py > "$OUT/tuner.txt" 2>>"$OUT/stderr.log"
   tail -8 "$OUT/tuner.txt"
 fi

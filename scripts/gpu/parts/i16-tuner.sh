@@ -96,7 +96,7 @@ t0=$(date +%s)
 grid() { # name timeout spec axes...
   local name=$1 limit=$2 spec=$3
   shift 3
-  timeout "$limit" node scripts/bench-tuner.mjs --knobs dist/knobs.cjs --repeat 1 --top 3 --final 2 --parallel "$SLOTS" \
+  timeout "$limit" node scripts/bench-tuner.mjs --knobs dist/knobs.cjs --repeat 1 --top 3 --final 2 --paired 0 --parallel "$SLOTS" \
     --config "$RAW/hosts.json" --budget-fraction 0.2 --out "$RAW/grid/$name" "$@" "$spec" > "$RAW/grid/$name.txt" 2> "$RAW/grid/$name.log"
   if [ -s "$RAW/grid/$name.txt" ]; then tail -1 "$RAW/grid/$name.txt"; else echo "| $name | stopped by its time limit or failed: $(tail -c 300 "$RAW/grid/$name.log")"; fi
 }
