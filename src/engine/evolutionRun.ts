@@ -22,6 +22,10 @@ import { isPending, mootChildren } from './speculation';
 import type { KernelSpec } from './spec';
 import { estimateRemainingS, SIGNIFICANT_GAIN, terminationReason, type TerminationLimits } from './termination';
 
+/** The operators are asked for closing proposals again while the last round brought some, at most this often (the
+ *  tuner: a table of each shape's fastest launch and one of the close runners-up, then the table rebuilt from both). */
+const CLOSING_ROUNDS = 2;
+
 export interface EvolutionOptions {
   runId: string;
   runDir: string;
@@ -71,7 +75,8 @@ export class EvolutionRun {
   private plateauRef = 0;
   private sinceImprovement = 0;
   private stopping = false;
-  private concluded = false;
+  /** Closing rounds asked for so far (the operators' closing proposals, `Operator.conclude`). */
+  private closingRounds = 0;
   /** Confirmations judged beside the closing proposal (leaderConfirmation.ts). */
   private readonly early: EarlyConfirmations;
   private error?: RunError;
@@ -254,14 +259,15 @@ export class EvolutionRun {
       this.startEvaluations();
       const idle = this.evaluating.size === 0 && this.scheduler.proposing === 0 && this.evalQueue.length === 0;
       if (idle) {
-        if (!this.concluded && !this.stopping) {
-          this.concluded = true;
+        if (this.closingRounds < CLOSING_ROUNDS && !this.stopping) {
+          this.closingRounds++;
           if (await this.conclude()) continue;
+          this.closingRounds = CLOSING_ROUNDS; // nothing more to close with
         }
         if (reason === 'budget' || this.scheduler.spent) return 'budget';
         if (!proposed) return 'exhausted';
       }
-      if (this.concluded && this.opts.confirmEarly !== false) this.startEarly();
+      if (this.closingRounds > 0 && this.opts.confirmEarly !== false) this.startEarly();
       await this.waitForChange();
     }
   }

@@ -57,7 +57,8 @@ export interface Operator {
    *  hand it a pending candidate to keep every slot busy (speculation.ts). */
   readonly speculates?: boolean;
   propose(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch>;
-  /** The run's closing proposal, asked for once when everything else is judged (the tuner: the per-shape table
-   *  from the whole run's winners). A run keeps one unit of its budget for it. */
+  /** The run's closing proposals, asked for when everything else is judged, and again (at most twice in all:
+   *  evolutionRun's CLOSING_ROUNDS) while the last round brought some (the tuner: per-shape tables from the whole
+   *  run's evaluations). A run keeps one unit of its budget for them. */
   conclude?(ctx: ProposalContext, signal?: AbortSignal): Promise<ProposalBatch>;
 }

@@ -75,3 +75,49 @@ export function shapeWinners(candidates: readonly Candidate[], eligible: (c: Can
     : { shape: w.shape, candidate: single, speedup: singleSpeeds[i], ...(intervals.get(single)![i] ? { interval: intervals.get(single)![i] } : {}) }));
   return { winners, dispatchScore: geomean(winners.map((w) => w.speedup)), bestSingle: geomean(singleSpeeds), single, disagreeing, table };
 }
+
+/** A launch's speed on one shape, pooled over every evaluation that ran it there. */
+export interface PooledLaunch {
+  /** The launch's key (the same key: the same settings). */
+  launch: string;
+  /** The geometric mean of its paired speedups on the shape. */
+  speedup: number;
+  /** How many evaluations ran it on the shape (verdicts and confirmations, tables included). */
+  readings: number;
+  /** A candidate that launches it on every shape (the setting a table row takes). */
+  from: Candidate;
+}
+
+/**
+ * Per shape, every launch ranked by its speed there, pooled over all the evaluations that ran it: a candidate's
+ * verdict and confirmations, and a per-shape table's on the shapes where it runs that launch (a table's time on a
+ * shape is its row's launch's time, plus a lookup). So a table judged on every shape is one more reading of each of
+ * its rows, and a shape whose two best launches read within the noise of each other gets a second reading of each
+ * from two tables. `launchOn` names what a candidate launches on a shape (undefined: not a launch to pool);
+ * `single` says which candidates launch one setting everywhere (the rows' sources).
+ */
+export function pooledShapeLaunches(candidates: readonly Candidate[], launchOn: (c: Candidate, shape: Record<string, unknown>) => string | undefined,
+  single: (c: Candidate) => boolean): { shapes: Array<Record<string, unknown>>; ranked: PooledLaunch[][] } {
+  const ok = candidates.filter((c) => c.state === 'done' && c.verdict?.status === 'ok' && c.verdict.shapes?.length);
+  const shapes = (ok[0]?.verdict?.shapes ?? []).map((s) => s.shape);
+  const ranked = shapes.map((shape) => {
+    const key = JSON.stringify(shape);
+    const pooled = new Map<string, { logs: number[]; from?: Candidate }>();
+    for (const c of ok) {
+      const launch = launchOn(c, shape);
+      // a launch that was once judged wrong is no row for a table
+      if (launch === undefined || c.confirmations?.some((v) => v.status !== 'ok')) continue;
+      const entry = pooled.get(launch) ?? { logs: [] };
+      if (!entry.from && single(c)) entry.from = c;
+      for (const v of [c.verdict!, ...(c.confirmations ?? [])]) {
+        const s = v.status === 'ok' ? v.shapes?.find((x) => JSON.stringify(x.shape) === key)?.speedup : undefined;
+        if (s !== undefined && s > 0 && Number.isFinite(s)) entry.logs.push(Math.log(s));
+      }
+      pooled.set(launch, entry);
+    }
+    return [...pooled].filter(([, e]) => e.from && e.logs.length)
+      .map(([launch, e]) => ({ launch, speedup: Math.exp(e.logs.reduce((a, x) => a + x, 0) / e.logs.length), readings: e.logs.length, from: e.from! }))
+      .sort((a, b) => b.speedup - a.speedup);
+  });
+  return { shapes, ranked };
+}
