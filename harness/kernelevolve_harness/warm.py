@@ -99,6 +99,10 @@ class Server:
         # import peft, which does both), workers started ahead that imported them and wait for a judge (Spare):
         # a spare's key (spec, device, limits) -> the spares started or ready.
         self.spares: Dict[str, List[Spare]] = {}
+        # the spare key of each judge's own worker while it runs (connection fd -> key), and the most such workers
+        # of a key at once: how many spares that key keeps ready (fill_spares)
+        self.live: Dict[int, str] = {}
+        self.peak: Dict[str, int] = {}
         self.last_busy = time.monotonic()
         self.owner_fd: List[int] = []
         # the descriptors of the request being handled (a judge's channel to its worker): closed in every child
@@ -207,6 +211,9 @@ class Server:
             if req.get("shared"):
                 self.share(conn, req, fds)
                 return
+            key = _spare_key(req)
+            self.live[fd] = key
+            self.peak[key] = max(self.peak.get(key, 0), sum(1 for k in self.live.values() if k == key))
             pid, preloaded = self.fork(req, fds)
         except Exception as e:
             for x in fds:
@@ -283,7 +290,7 @@ class Server:
         if key and key in self.no_zygote:
             sp = self.take_spare(req)
             handed = sp is not None and sp.hand(req, fds + ([ctl.fileno()] if ctl is not None else []))
-            self.start_spare(req)  # for the next request (after the hand-over: it closed its end of that one)
+            self.fill_spares(req)  # for the next requests (after the hand-over: it closed its end of that one)
             if handed and sp is not None:
                 return sp.pid, True
         sys.stdout.flush()
@@ -304,14 +311,17 @@ class Server:
             pool.remove(sp)
         return sp
 
-    def start_spare(self, req: Dict[str, Any]) -> None:
-        """One more spare for the request's spec, device and limits, up to KERNELEVOLVE_SPARES (4) of them."""
+    def fill_spares(self, req: Dict[str, Any]) -> None:
+        """Spares for the request's spec, device and limits, started or ready, up to as many as its judges ran
+        workers at once (at most KERNELEVOLVE_SPARES, 8): a search asks in waves (a tune's first wave, then its
+        closing tables and their confirmations together), and each request of a wave that finds no spare ready
+        pays the imports itself (on the H200, a Liger worker's 6-9 s, beside the others' checks)."""
         key = _spare_key(req)
         pool = self.spares.setdefault(key, [])
-        if len(pool) >= _env_count("KERNELEVOLVE_SPARES", 4):
-            return
-        pid, mine = self.start_child(_spare_main, req)
-        pool.append(Spare(key, pid, mine))
+        want = min(_env_count("KERNELEVOLVE_SPARES", 8), max(1, self.peak.get(key, 1)))
+        while len(pool) < want:
+            pid, mine = self.start_child(_spare_main, req)
+            pool.append(Spare(key, pid, mine))
 
     def start_child(self, main: Callable[..., None], req: Dict[str, Any]) -> Tuple[int, socket.socket]:
         """A fork point or a spare: a child of this process with a folder of its own, talking to it over a
@@ -426,7 +436,9 @@ class Server:
                     self.spares.setdefault(sp.key, []).append(sp)
                 else:
                     self.zygote_gone(z)
-                    self.start_spare(z.req)
+                # the requests of the wave that came while it imported were forked and paid the imports: as many
+                # spares as that wave had workers are started for the next one
+                self.fill_spares(z.req)
 
     def zygote_gone(self, z: "Zygote") -> None:
         """A fork point that exited or broke: its workers died with it (they die with their parent); later
@@ -496,6 +508,7 @@ class Server:
 
     def drop(self, fd: int) -> None:
         self.shared_judges.pop(fd, None)
+        self.live.pop(fd, None)
         pid = self.pids.pop(fd, None)
         if pid is not None:
             _kill_group(pid)

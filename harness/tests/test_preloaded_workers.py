@@ -209,6 +209,33 @@ def test_no_worker_holds_a_socket_of_the_server(harness: Harness, problem: Dict[
     assert len(seen) >= 2 and not any(seen.values()), seen
 
 
+def test_a_wave_of_evaluations_finds_as_many_spares_as_the_wave_before_had_workers(harness: Harness,
+                                                                                  problem: Dict[str, Any]) -> None:
+    """A search asks in waves (a tune's first wave; its closing tables and their confirmations): when the try
+    ends, spares are started for as many workers as ran at once, and the next wave finds each of them ready. Until
+    2026-12-04 the try's end started none, and two of these three paid the imports."""
+    extra = "import threading\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()"
+    (problem["lib"] / "slowdep.py").write_text(SLOWDEP.format(extra=extra))
+
+    def wave() -> List[Dict[str, Any]]:
+        verdicts: List[Dict[str, Any]] = []
+        runs = [threading.Thread(target=lambda: verdicts.append(judge(harness, problem, SLOW))) for _ in range(3)]
+        for t in runs:
+            t.start()
+        for t in runs:
+            t.join()
+        assert [v["status"] for v in verdicts] == ["ok"] * 3, verdicts
+        return verdicts
+
+    first = wave()
+    assert all("preloaded_workers" not in v["stages"] for v in first), first
+    assert until(lambda: "the first of them pid" in server_log(problem), 20), server_log(problem)
+    # the try, the wave's three candidate workers and its shared references (one or two), two more spares
+    assert until(lambda: len(imports(problem)) >= 7, 20), imports(problem)
+    time.sleep(1.0)  # their imports end with the module's own 0.3 s
+    assert [v["stages"].get("preloaded_workers") for v in wave()] == [1, 1, 1]
+
+
 def test_a_later_server_starts_spares_without_trying_a_fork_point_again(harness: Harness,
                                                                        problem: Dict[str, Any]) -> None:
     extra = "import threading\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()"

@@ -216,8 +216,8 @@ function useFigure(ctx: ConfirmationContext, leader: Candidate, verdicts: Verdic
 /**
  * Confirmations started before the search ends, in slots its last round leaves free: that round is the closing
  * proposal alone (Operator.conclude: the tuner's per-shape table, judged once everything else is). The closing
- * candidates in flight are judged again (their ranking's first) and FIGURE_CONFIRMATIONS times for a figure, and
- * the contenders judged so far (nextBatch) again, as slots allow. Nothing here reads a verdict to choose: which
+ * candidates in flight are judged again (their ranking's first), the round's first FIGURE_CONFIRMATIONS times for
+ * a figure, and the contenders judged so far (nextBatch) again, as slots allow. Nothing here reads a verdict to choose: which
  * are judged depends on the first figures alone, as it would after the search. confirmLeaders takes them as
  * judged ahead (settle); those it never asks for are dropped, and the log says so.
  */
@@ -226,6 +226,9 @@ export class EarlyConfirmations {
   running = 0;
   private readonly rank = new Map<Candidate, Promise<Verdict | undefined>>();
   private readonly figures = new Map<Candidate, Promise<Verdict[] | undefined>>();
+  /** The closing candidates seen in flight, and the first of the latest round's: the one judged for a figure. */
+  private readonly seen = new Set<Candidate>();
+  private ahead?: Candidate;
   private readonly controller = new AbortController();
 
   constructor(private readonly opts: {
@@ -239,7 +242,7 @@ export class EarlyConfirmations {
   }
 
   /** Starts what fits in `free` slots: the closing candidates' ranking evaluations, the contenders', then the
-   *  closing candidates' figures; each once. */
+   *  first closing candidate's figure; each once. */
   start(store: CandidateStore, top: number, closing: readonly Candidate[], free: number): void {
     if (top <= 0 || this.controller.signal.aborted) return;
     const contenders = nextBatch(store, top).filter((c) => !c.confirmations?.length);
@@ -249,7 +252,14 @@ export class EarlyConfirmations {
       this.rank.set(c, this.one(c, 1));
       free--;
     }
-    for (const c of closing) {
+    // a figure ahead for each closing round's first proposal alone (the tuner's table of each shape's fastest
+    // launch; the tables of contending launches beside it are ranked, and one that leads gets its figure after):
+    // a figure is three evaluations in the queue of one timing lock, and three tables' figures made that round
+    // nine evaluations long
+    const fresh = closing.filter((c) => !this.seen.has(c));
+    if (fresh.length) this.ahead = fresh[0];
+    for (const c of fresh) this.seen.add(c);
+    for (const c of closing.filter((x) => x === this.ahead)) {
       if (free < FIGURE_CONFIRMATIONS) return;
       if (this.figures.has(c)) continue;
       this.figures.set(c, Promise.all(Array.from({ length: FIGURE_CONFIRMATIONS }, (_, i) => this.one(c, `figure${i + 1}`)))

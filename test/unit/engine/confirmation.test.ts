@@ -300,7 +300,7 @@ describe('rounds after the search', () => {
 describe('confirmations started during the search\'s last round', () => {
   // a GPU host in virtual time: every evaluation takes 8 s, side by side on 20 slots; each program's figure comes
   // with a +-1.5% interval. The search: three candidates, then a closing proposal (a per-shape table) judged alone.
-  const FIGURES: Record<string, number> = { baseline: 1, a: 1.2, b: 1.19, c: 1.05, table: 1.3 };
+  const FIGURES: Record<string, number> = { baseline: 1, a: 1.2, b: 1.19, c: 1.05, table: 1.3, contender: 1.1 };
   class SlowHost implements Evaluator {
     readonly totalSlots = 20;
     readonly jobs: Array<{ id: string; start: number; end: number }> = [];
@@ -316,18 +316,22 @@ describe('confirmations started during the search\'s last round', () => {
     }
   }
   class Closing extends ListOperator {
+    constructor(names: string[], private readonly tables: string[]) { super(names); }
+    private concluded = false;
     async conclude(): Promise<ProposalBatch> {
-      return { proposals: [{ source: `${BASE}int table = 1;\n`, parents: ['c0000'], operator: this.name, mode: 'dispatch', rationale: 'table' }] };
+      if (this.concluded) return { proposals: [] };
+      this.concluded = true;
+      return { proposals: this.tables.map((t) => ({ source: `${BASE}int ${t} = 1;\n`, parents: ['c0000'], operator: this.name, mode: 'dispatch' as const, rationale: t })) };
     }
   }
-  async function timed(confirmEarly: boolean, quitAfterTableMs?: number) {
+  async function timed(confirmEarly: boolean, quitAfterTableMs?: number, tables = ['table']) {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     try {
       const t0 = Date.now();
       const evaluator = new SlowHost();
       const events: EngineEvent[] = [];
       const quit = new AbortController();
-      const run = new EvolutionRun({ runId: 'e', runDir: '/tmp/e', spec, baselineSource: BASE, operators: [new Closing(['a', 'b', 'c'])],
+      const run = new EvolutionRun({ runId: 'e', runDir: '/tmp/e', spec, baselineSource: BASE, operators: [new Closing(['a', 'b', 'c'], tables)],
         evaluator, limits: { budget: 8 }, confirmEarly, quit: quit.signal });
       run.on((e) => events.push(e));
       run.on((e) => {
@@ -373,6 +377,19 @@ describe('confirmations started during the search\'s last round', () => {
     for (const name of ['a', 'b']) expect(after.run.candidates.find((c) => c.rationale === name)!.confirmations).toHaveLength(1);
     expect(after.run.candidates.find((c) => c.rationale === 'c')!.confirmations).toBeUndefined();
     expect(after.events.some((e) => e.type === 'log' && e.message.startsWith(`${id('c')}'s evaluation judged ahead for the ranking was not needed`))).toBe(true);
+  });
+
+  it('judges the figure ahead for the first closing table alone; a contending table beside it is ranked', async () => {
+    // the tuner's closing round: its table of each shape's fastest launch, and a table of contending launches
+    const { run, jobs, summary, table, searchEnd, wall } = await timed(true, undefined, ['table', 'contender']);
+    expect(summary.best).toMatchObject({ id: table.id, speedup: expect.closeTo(1.3, 5), confirmed: true });
+    const contender = run.candidates.find((c) => c.rationale === 'contender')!;
+    const beside = jobs.filter((j) => j.id.includes('-') && j.start < searchEnd).map((j) => j.id);
+    // the ranking's evaluation of both tables and of the contenders; the figure's three of the first table only
+    // (before: three more of the contending table's, never used)
+    expect(beside).toContain(`${contender.id}-confirm1`);
+    expect(beside.filter((id) => id.includes('-figure')).sort()).toEqual([`${table.id}-figure1`, `${table.id}-figure2`, `${table.id}-figure3`]);
+    expect(wall - searchEnd).toBeLessThan(100);
   });
 
   it('a hard stop during the last round stops what it started beside it, and nothing is confirmed', async () => {
