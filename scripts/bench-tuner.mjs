@@ -17,7 +17,8 @@
 // Besides the uniform grid's best, the grid is read per shape: the best launch of each shape (the reachable
 // per-shape speedup, the geometric mean of those), and the tuner's share of that gain, (tuner - 1) / (reachable - 1),
 // from paired judgements: each shape's best launch judged against the tuner's best as its baseline, --paired times
-// (pairedShare; the share from separately re-timed figures is printed beside it).
+// (pairedShare; the share from separately re-timed figures is printed beside it, and the share where each shape the
+// tuner launches as its best launch does reads R = 1: the same code on that shape, apart from the table's lookup).
 // It says where the kernel as written, or one of the tuner's starts, already is the grid's best.
 // Default specs: every examples/cpp/*/spec.py and scripts/bench-tuner-kernels/*/spec.py.
 import { execFile } from 'node:child_process';
@@ -162,6 +163,18 @@ function tunerConfig(opts, work) {
 }
 
 const sameValues = (a, b) => Object.entries(a).every(([k, x]) => b?.[k] === x);
+
+/**
+ * What the tuner's best launches on a shape: its setting, or for a per-shape table the row of that shape (the
+ * candidate's knobs: "{rows=4096, cols=4096}" -> "num_warps=4 (c0001, 1.01x)"); undefined where the row keeps the
+ * original's computation (a launch this bench cannot name).
+ */
+function tunerLaunchOn(meta, shape) {
+  if (meta.mode !== 'dispatch') return meta.knobs;
+  const row = meta.knobs?.[`{${Object.entries(shape).map(([k, v]) => `${k}=${v}`).join(', ')}}`];
+  if (typeof row !== 'string' || row.startsWith('as the original')) return undefined;
+  return Object.fromEntries(row.split(' (')[0].split(', ').map((kv) => kv.split('=')).map(([k, v]) => [k, Number.isNaN(Number(v)) ? v : Number(v)]));
+}
 const geomean = (xs) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 
 /**
@@ -199,8 +212,11 @@ async function pairedShare(specPath, opts, perShape, tunerC, tunerBestFile) {
   if (shapes.some((x) => !x)) return { rounds: opts.paired, tuner, shapes, why: 'a shape\'s best launch was not ok against the tuner\'s best' };
   const ratio = geomean(shapes.map((x) => x.ratio));
   const floor = geomean(shapes.map((x) => Math.max(1, x.ratio)));
+  // where the tuner launches a shape as the sweep's best launch does, the two run the same code on it: R differs
+  // from 1 by the judge's noise and the table's lookup alone (the same launches read as equal)
+  const matched = geomean(shapes.map((x, i) => (perShape[i].sameLaunch ? 1 : x.ratio)));
   const shareOf = (r) => (tuner * r > 1 ? (tuner - 1) / (tuner * r - 1) : null);
-  return { rounds: opts.paired, tuner, ratio, reachable: tuner * ratio, share: shareOf(ratio), shareStrict: shareOf(floor), shapes };
+  return { rounds: opts.paired, tuner, ratio, reachable: tuner * ratio, share: shareOf(ratio), shareStrict: shareOf(floor), shareMatched: shareOf(matched), shapes };
 }
 
 async function benchOne(specPath, opts, knobs, tmp) {
@@ -336,12 +352,13 @@ async function benchOne(specPath, opts, knobs, tmp) {
   if (opts.final > 0) await retime([gridBest, tunerC], opts.final, 'final');
   const gridMedian = opts.final > 0 ? medianScore(gridBest.final) : gridBest.retimed;
   const tunerMedian = opts.final > 0 ? medianScore(tunerC.final) : tunerC.retimed;
+  const tunerMeta = JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', `${tuner.best.id}.json`), 'utf8'));
+  for (const p of perShape) p.sameLaunch = sameValues(p.values, tunerLaunchOn(tunerMeta, p.shape) ?? {}) && !!tunerLaunchOn(tunerMeta, p.shape);
   const paired = await pairedShare(specPath, opts, perShape, tunerC, tunerBestFile);
   // evaluations the tuner needed to first reach 90% of the grid's best (both against the same reference)
   const judged = verdicts.filter((l) => l.id !== 'c0000');
   const reach = judged.findIndex((l) => score(timings(l.verdict)) >= 0.9 * gridMedian);
   const reachable = perShape.length ? Math.exp(perShape.reduce((a, p) => a + Math.log(p.speedup), 0) / perShape.length) : 0;
-  const tunerMeta = JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', `${tuner.best.id}.json`), 'utf8'));
   // a start copied from the answer proves nothing: the kernel as written, and the tuner's drafts, against the grid's best
   const asWritten = Object.fromEntries(set.knobs.map((k) => [k.name, k.value]));
   const drafts = fs.readdirSync(path.join(runDir, 'candidates')).filter((f) => f.endsWith('.json'))
@@ -378,12 +395,12 @@ for (const spec of opts.specs) {
 }
 const line = (cells) => `| ${cells.join(' | ')} |`;
 const percent = (x) => (x === null || x === undefined ? 'no gain to reach' : `${(100 * x).toFixed(0)}%`);
-const shareCell = (p) => `${p.paired.reachable ? `${percent(p.paired.share)}; ${percent(p.paired.shareStrict)}` : '-; -'}; ${percent(p.shareRetimed)}`;
+const shareCell = (p) => `${p.paired.reachable ? `${percent(p.paired.share)}; ${percent(p.paired.shareStrict)}; ${percent(p.paired.shareMatched)}` : '-; -; -'}; ${percent(p.shareRetimed)}`;
 const out = [
   `tuner budget ${opts.budgetFraction ? `${opts.budgetFraction} of the grid's points` : opts.budget}; grid ${opts.grid.join(',')} per size knob${Object.keys(opts.axis).length ? ` (${Object.entries(opts.axis).map(([k, v]) => `${k}: ${v.join(',')}`).join('; ')})` : ''}; speedups against the median of all baseline timings of the bench; the grid's top ${opts.top} and the tuner's best re-timed ${opts.repeat}x each (median candidate times)${opts.final ? `, then the grid's best and the tuner's best judged side by side ${opts.final}x more, the second figures and "tuner / grid" from those alone` : ''}; ${os.cpus().length} CPUs; ${new Date().toISOString().slice(0, 10)}`,
   '',
   line(['kernel', 'grid points', 'grid best (first / re-timed)', 'tuner best (first / re-timed)', 'tuner / grid', 'tuner evaluations', 'of the grid\'s', 'evaluations to 90% of grid',
-    'best per shape, reachable (first / re-timed / paired)', 'tuner\'s share of the reachable gain (paired; strict; re-timed)', 'tuner s', 'starts']),
+    'best per shape, reachable (first / re-timed / paired)', 'tuner\'s share of the reachable gain (paired; strict; same launches equal; re-timed)', 'tuner s', 'starts']),
   line(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---']),
   ...rows.map((r) => line([r.kernel, r.gridPoints, `${r.gridBest.measured.toFixed(2)}x / ${r.gridBest.retimed.toFixed(2)}x`,
     `${r.tuner.measured.toFixed(2)}x / ${r.tuner.retimed.toFixed(2)}x${r.tuner.mode === 'dispatch' ? ' (per-shape table)' : ''}`, `${(100 * r.fraction).toFixed(1)}%${r.sameSetting ? ' (same setting)' : ''}`,
@@ -391,7 +408,7 @@ const out = [
     `${r.perShape.reachable.toFixed(3)}x / ${r.perShape.reachableRetimed.toFixed(3)}x / ${r.perShape.paired.reachable?.toFixed(3) ?? '-'}x`, shareCell(r.perShape), r.tuner.seconds.toFixed(0),
     `${r.tuner.starts}${r.asWrittenIsGridBest ? '; AS WRITTEN = GRID BEST' : ''}${r.startIsGridBest.length ? `; START ${r.startIsGridBest.join(',')} = GRID BEST` : ''}`])),
   '',
-  ...rows.flatMap((r) => [`${r.kernel} per shape (first / re-timed; over the tuner's best, paired: median [lowest-highest of ${r.perShape.paired.rounds}]): ${r.perShape.shapes.map((p) => `${Object.values(p.shape).join('x')} ${p.speedup.toFixed(3)}x / ${p.retimed.toFixed(3)}x at ${JSON.stringify(p.values)}${p.overTuner ? ` (${p.overTuner.ratio.toFixed(3)} [${p.overTuner.low.toFixed(3)}-${p.overTuner.high.toFixed(3)}])` : ''}`).join('; ')}; tuner re-timed ${r.perShape.tunerRetimed.toFixed(3)}x, paired ${r.perShape.paired.tuner?.toFixed(3) ?? '-'}x${r.perShape.paired.why ? ` (no paired share: ${r.perShape.paired.why})` : ''}`]),
+  ...rows.flatMap((r) => [`${r.kernel} per shape (first / re-timed; over the tuner's best, paired: median [lowest-highest of ${r.perShape.paired.rounds}]): ${r.perShape.shapes.map((p) => `${Object.values(p.shape).join('x')} ${p.speedup.toFixed(3)}x / ${p.retimed.toFixed(3)}x at ${JSON.stringify(p.values)}${p.overTuner ? ` (${p.overTuner.ratio.toFixed(3)} [${p.overTuner.low.toFixed(3)}-${p.overTuner.high.toFixed(3)}])` : ''}${p.sameLaunch ? ', the tuner\'s launch' : ''}`).join('; ')}; tuner re-timed ${r.perShape.tunerRetimed.toFixed(3)}x, paired ${r.perShape.paired.tuner?.toFixed(3) ?? '-'}x${r.perShape.paired.why ? ` (no paired share: ${r.perShape.paired.why})` : ''}`]),
 ];
 process.stdout.write(out.join('\n') + '\n');
 fs.writeFileSync(path.join(tmp, 'bench-tuner.json'), JSON.stringify(rows, null, 2));

@@ -164,7 +164,7 @@ bench() { # dir name timeout spec args... (REPEAT: the contenders' re-timings, 1
     --config "$RAW/hosts.json" --no-starts --out "$RAW/$dir/$name" "$@" "$spec" > "$RAW/$dir/$name.txt" 2> "$RAW/$dir/$name.log"
   if [ -s "$RAW/$dir/$name.txt" ]; then sed -n '3,$p' "$RAW/$dir/$name.txt" | grep -v '^| kernel\|^| ---' ; else echo "| $name | stopped by its time limit or failed: $(tail -c 300 "$RAW/$dir/$name.log")"; fi
 }
-header="| kernel | grid points | grid best (first / re-timed) | tuner best (first / re-timed) | tuner / grid | tuner evaluations | of the grid's | evaluations to 90% of grid | best per shape, reachable (first / re-timed / paired) | tuner's share of the reachable gain (paired; strict; re-timed) | tuner s | starts |"
+header="| kernel | grid points | grid best (first / re-timed) | tuner best (first / re-timed) | tuner / grid | tuner evaluations | of the grid's | evaluations to 90% of grid | best per shape, reachable (first / re-timed / paired) | tuner's share of the reachable gain (paired; strict; same launches equal; re-timed) | tuner s | starts |"
 
 if has pershape; then
   echo "== pershape: the tuner (budget 20, no knowledge-base starts) against an exhaustive per-shape sweep, same call"
