@@ -82,6 +82,18 @@ def judge(harness: Harness, p: Dict[str, Any], candidate: str, **env: str) -> Di
     return json.loads(r.stdout)
 
 
+def wave(harness: Harness, p: Dict[str, Any], candidate: str, n: int) -> List[Dict[str, Any]]:
+    """n evaluations at once, each ok."""
+    verdicts: List[Dict[str, Any]] = []
+    runs = [threading.Thread(target=lambda: verdicts.append(judge(harness, p, candidate))) for _ in range(n)]
+    for t in runs:
+        t.start()
+    for t in runs:
+        t.join()
+    assert [v["status"] for v in verdicts] == ["ok"] * n, verdicts
+    return verdicts
+
+
 def imports(p: Dict[str, Any]) -> List[int]:
     return [int(x) for x in p["log"].read_text().split()] if p["log"].exists() else []
 
@@ -116,13 +128,7 @@ def test_a_specs_imports_run_once_for_every_evaluation_on_the_host(harness: Harn
 
 def test_evaluations_started_before_the_fork_point_is_ready_do_not_wait_for_it(harness: Harness,
                                                                               problem: Dict[str, Any]) -> None:
-    verdicts: List[Dict[str, Any]] = []
-    runs = [threading.Thread(target=lambda: verdicts.append(judge(harness, problem, RIGHT))) for _ in range(3)]
-    for t in runs:
-        t.start()
-    for t in runs:
-        t.join()
-    assert [v["status"] for v in verdicts] == ["ok"] * 3, verdicts
+    wave(harness, problem, RIGHT, 3)
     later = judge(harness, problem, RIGHT)
     assert later["status"] == "ok" and later["stages"]["preloaded_workers"] >= 1, later
 
@@ -216,24 +222,13 @@ def test_a_wave_of_evaluations_finds_as_many_spares_as_the_wave_before_had_worke
     2026-12-04 the try's end started none, and two of these three paid the imports."""
     extra = "import threading\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()"
     (problem["lib"] / "slowdep.py").write_text(SLOWDEP.format(extra=extra))
-
-    def wave() -> List[Dict[str, Any]]:
-        verdicts: List[Dict[str, Any]] = []
-        runs = [threading.Thread(target=lambda: verdicts.append(judge(harness, problem, SLOW))) for _ in range(3)]
-        for t in runs:
-            t.start()
-        for t in runs:
-            t.join()
-        assert [v["status"] for v in verdicts] == ["ok"] * 3, verdicts
-        return verdicts
-
-    first = wave()
+    first = wave(harness, problem, SLOW, 3)
     assert all("preloaded_workers" not in v["stages"] for v in first), first
     assert until(lambda: "the first of them pid" in server_log(problem), 20), server_log(problem)
     # the try, the wave's three candidate workers and its shared references (one or two), two more spares
     assert until(lambda: len(imports(problem)) >= 7, 20), imports(problem)
     time.sleep(1.0)  # their imports end with the module's own 0.3 s
-    assert [v["stages"].get("preloaded_workers") for v in wave()] == [1, 1, 1]
+    assert [v["stages"].get("preloaded_workers") for v in wave(harness, problem, SLOW, 3)] == [1, 1, 1]
 
 
 def test_a_later_server_starts_spares_without_trying_a_fork_point_again(harness: Harness,
