@@ -165,15 +165,15 @@ function tunerConfig(opts, work) {
 const sameValues = (a, b) => Object.entries(a).every(([k, x]) => b?.[k] === x);
 
 /**
- * What the tuner's best launches on a shape: its setting, or for a per-shape table the row of that shape (the
- * candidate's knobs: "{rows=4096, cols=4096}" -> "num_warps=4 (c0001, 1.01x)"); undefined where the row keeps the
- * original's computation (a launch this bench cannot name).
+ * The settings the tuner's best launches a shape with: its own, or for a per-shape table those of the candidate its
+ * row for that shape names (the knobs' text: "{rows=4096, cols=4096}" -> "num_warps=4 (c0001, 1.01x)"; a row that
+ * keeps the original's computation names c0000, the kernel as written).
  */
-function tunerLaunchOn(meta, shape) {
+function tunerLaunchOn(runDir, meta, shape) {
   if (meta.mode !== 'dispatch') return meta.knobs;
   const row = meta.knobs?.[`{${Object.entries(shape).map(([k, v]) => `${k}=${v}`).join(', ')}}`];
-  if (typeof row !== 'string' || row.startsWith('as the original')) return undefined;
-  return Object.fromEntries(row.split(' (')[0].split(', ').map((kv) => kv.split('=')).map(([k, v]) => [k, Number.isNaN(Number(v)) ? v : Number(v)]));
+  const id = typeof row === 'string' ? /\((c\d+),/.exec(row)?.[1] : undefined;
+  return id ? JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', `${id}.json`), 'utf8')).knobs : undefined;
 }
 const geomean = (xs) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 
@@ -353,7 +353,10 @@ async function benchOne(specPath, opts, knobs, tmp) {
   const gridMedian = opts.final > 0 ? medianScore(gridBest.final) : gridBest.retimed;
   const tunerMedian = opts.final > 0 ? medianScore(tunerC.final) : tunerC.retimed;
   const tunerMeta = JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', `${tuner.best.id}.json`), 'utf8'));
-  for (const p of perShape) p.sameLaunch = sameValues(p.values, tunerLaunchOn(tunerMeta, p.shape) ?? {}) && !!tunerLaunchOn(tunerMeta, p.shape);
+  for (const p of perShape) {
+    const launch = tunerLaunchOn(runDir, tunerMeta, p.shape);
+    p.sameLaunch = !!p.values && !!launch && sameValues(p.values, launch);
+  }
   const paired = await pairedShare(specPath, opts, perShape, tunerC, tunerBestFile);
   // evaluations the tuner needed to first reach 90% of the grid's best (both against the same reference)
   const judged = verdicts.filter((l) => l.id !== 'c0000');

@@ -217,9 +217,9 @@ function useFigure(ctx: ConfirmationContext, leader: Candidate, verdicts: Verdic
  * Confirmations started before the search ends, in slots its last round leaves free: that round is the closing
  * proposal alone (Operator.conclude: the tuner's per-shape table, judged once everything else is). The closing
  * candidates in flight are judged again (their ranking's first), the round's first FIGURE_CONFIRMATIONS times for
- * a figure, and the contenders judged so far (nextBatch) again, as slots allow. Nothing here reads a verdict to choose: which
- * are judged depends on the first figures alone, as it would after the search. confirmLeaders takes them as
- * judged ahead (settle); those it never asks for are dropped, and the log says so.
+ * a figure, and the contenders judged so far (nextBatch) again, as slots allow. Nothing here reads a verdict to
+ * choose: which are judged depends on the first figures alone, as it would after the search. confirmLeaders takes
+ * them as judged ahead (settle); those it never asks for are dropped, and the log says so.
  */
 export class EarlyConfirmations {
   /** Evaluations running now (they hold slots the search's queue must leave them). */
@@ -259,12 +259,10 @@ export class EarlyConfirmations {
     const fresh = closing.filter((c) => !this.seen.has(c));
     if (fresh.length) this.ahead = fresh[0];
     for (const c of fresh) this.seen.add(c);
-    for (const c of closing.filter((x) => x === this.ahead)) {
-      if (free < FIGURE_CONFIRMATIONS) return;
-      if (this.figures.has(c)) continue;
+    const c = this.ahead;
+    if (c && closing.includes(c) && !this.figures.has(c) && free >= FIGURE_CONFIRMATIONS) {
       this.figures.set(c, Promise.all(Array.from({ length: FIGURE_CONFIRMATIONS }, (_, i) => this.one(c, `figure${i + 1}`)))
         .then((vs) => (vs.every((v): v is Verdict => !!v) ? vs : undefined)));
-      free -= FIGURE_CONFIRMATIONS;
     }
   }
 
