@@ -17,9 +17,7 @@
 #  grid     the tuner against the uniform grid on a matmul launched with 16x16x16 tiles, the softmax example and a
 #           quick GELU launched with 128-element blocks (part i16-tuner's grids), and on request (GRID_KERNELS) a
 #           held-out public GELU and matmul (scripts/heldout-kernels: cs336_gelu, nexxex_matmul), budget 20% of the
-#           grid's points (and liger_softmax_vocab, Liger's two-pass softmax on vocabulary-wide rows: a held-out
-#           softmax with its block, warps and stages to search),
-#           without the knowledge base's starts: the Hopper starts are earlier H200 grids' winners (a start copied
+#           grid's points, without the knowledge base's starts: the Hopper starts are earlier H200 grids' winners (a start copied
 #           from the answer proves nothing). Goal: >= 98% of the grid's best.
 # The bench says where the kernel as written, or a tuner's start, is the grid's best ("AS WRITTEN = GRID BEST",
 # "START c000N = GRID BEST"); the kernels' as-written launches (16x16x16 tiles and 1 warp; 1 row, the softmax
@@ -198,13 +196,7 @@ if has grid; then
       # held out: a public matmul (tiles 128 x 128 x 32 from its launcher's defaults, Triton's default warps and stages)
       nexxex_matmul) bench grid nexxex_matmul "${GRID_TIMEOUT:-100}" scripts/heldout-kernels/nexxex_matmul/spec.py --budget-fraction 0.2 \
         --axis BLOCK_M=64,128,256 --axis BLOCK_N=64,128,256 --axis BLOCK_K=32,64 --axis num_warps=4,8 --axis num_stages=3,4 ;;
-      # held out: Liger's two-pass softmax on vocabulary-wide rows (its computed 65536-element block and 32 warps),
-      # a softmax whose block, warps and stages are searched (BLOCK_SIZE@131: the block's launch line at the pinned
-      # Liger commit; a knob of another name would take the bench's default sizes). Blocks up to 8192, the tuner's
-      # domain for a block: the computed 65536 is the kernel as written, the baseline
-      liger_softmax_vocab) bench grid liger_softmax_vocab "${VOCAB_TIMEOUT:-150}" scripts/heldout-kernels/liger_softmax_vocab/spec.py --budget-fraction 0.2 \
-        --axis BLOCK_SIZE@131=512,1024,2048,4096,8192 --axis num_warps=4,8,16,32 --axis num_stages=1,3 ;;
-      *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu, cs336_gelu, nexxex_matmul, liger_softmax_vocab)" ;;
+      *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu, cs336_gelu, nexxex_matmul)" ;;
     esac
   done
 fi
