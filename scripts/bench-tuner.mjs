@@ -226,6 +226,11 @@ async function benchOne(specPath, opts, knobs, tmp) {
   const all = knobs.detectKnobs(source, sourcePath);
   // the knobs the tuner searches (not a block that must cover a row; those of the launches of the spec's kernel)
   const set = knobs.searchableKnobs(all, specKernel(specPath));
+  // an --axis that names no searched knob would leave that knob on its default values: a grid other than the one asked for
+  const unknown = Object.keys(opts.axis).filter((n) => !set.knobs.some((k) => k.name === n));
+  if (unknown.length) {
+    throw new Error(`${name}: --axis ${unknown.join(', ')} names no knob the tuner searches here; its knobs: ${set.knobs.map((k) => k.name).join(', ')}`);
+  }
   // sizes take the --grid values; unroll widths, warps and stages (small domains) all of theirs; --axis overrides
   const axes = set.knobs.map((k) => ({
     name: k.name,

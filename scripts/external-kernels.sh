@@ -50,6 +50,16 @@ NEXXEX_FILES=(
   LICENSE
 )
 
+# Thinking Machines Lab's batch-invariant ops (MIT): a log-softmax over rows in 1024-element steps (three passes:
+# the row's maximum, its sum of exponentials, the output), launched with a literal block on Triton's default warps
+# and stages. Held out like the CS336 kernels; the module imports torch and triton alone, and is kept as published.
+TM_REPO=thinking-machines-lab/batch_invariant_ops
+TM_COMMIT=f22b1fbe534b1fe045080f44a970a441caaf3c4f
+TM_FILES=(
+  batch_invariant_ops/batch_invariant_ops.py
+  LICENSE
+)
+
 # A git directory holding COMMIT of REPO: the local mirror, or a bare repository under $DEST/.git-cache
 # filled by one shallow fetch from GitHub.
 git_dir() {
@@ -153,6 +163,7 @@ os.remove(path)
 PY
 
 extract "$NEXXEX_REPO" "$NEXXEX_COMMIT" nexxex "${NEXXEX_FILES[@]}"
+extract "$TM_REPO" "$TM_COMMIT" batch-invariant-ops "${TM_FILES[@]}"
 
 # packaging (Version) is imported by liger_kernel.ops.utils; a bare GPU box may lack it. This stand-in is found
 # only when the real one is missing (the specs put $DEST/fallback last on sys.path).
@@ -181,7 +192,8 @@ class Version:
     def __eq__(self, other): return self._cmp(other) == 0
 PY
 
-for f in "$DEST"/Liger-Kernel/src/liger_kernel/ops/*.py "$DEST"/unsloth/unsloth/kernels/*.py "$DEST"/cs336/*.py "$DEST"/nexxex/kernels/kernels_t/*.py; do
+for f in "$DEST"/Liger-Kernel/src/liger_kernel/ops/*.py "$DEST"/unsloth/unsloth/kernels/*.py "$DEST"/cs336/*.py "$DEST"/nexxex/kernels/kernels_t/*.py \
+         "$DEST"/batch-invariant-ops/batch_invariant_ops/*.py; do
   python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f"
 done
-echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}, nexxex@${NEXXEX_COMMIT:0:10}"
+echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}, nexxex@${NEXXEX_COMMIT:0:10}, batch-invariant-ops@${TM_COMMIT:0:10}"

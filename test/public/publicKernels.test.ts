@@ -98,6 +98,9 @@ describe('public Triton kernels (specs outside the repository)', () => {
     // both launches leave num_warps to Triton (its default, 4); the softmax's block is the row, left alone
     expect(await searched('cs336_gelu')).toEqual(['block_size=1024', 'num_warps=4']);
     expect(await searched('cs336_softmax')).toEqual([expect.stringMatching(/^num_warps@\d+=4$/)]);
+    // a literal block on Triton's default warps and stages, all three searched (the warps' and stages' names carry
+    // their launch's line: the module's other launches have theirs)
+    expect(await searched('tm_log_softmax')).toEqual(['BLOCK_SIZE=1024', expect.stringMatching(/^num_stages@\d+=0$/), expect.stringMatching(/^num_warps@\d+=4$/)]);
     // tiles from the launcher's parameter defaults, passed by position; the stages left to Triton (0: as launched)
     expect(await searched('nexxex_matmul')).toEqual(['BLOCK_K=32', 'BLOCK_M=128', 'BLOCK_N=128', 'num_stages=0', 'num_warps=4']);
   });

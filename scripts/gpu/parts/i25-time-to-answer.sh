@@ -16,8 +16,8 @@
 #           no shape's reachable below the tuner's there). Goal: >= 90%.
 #  grid     the tuner against the uniform grid on a matmul launched with 16x16x16 tiles, the softmax example and a
 #           quick GELU launched with 128-element blocks (part i16-tuner's grids), and on request (GRID_KERNELS) a
-#           held-out public GELU and matmul (scripts/heldout-kernels: cs336_gelu, nexxex_matmul), budget 20% of the
-#           grid's points, without the knowledge base's starts: the Hopper starts are earlier H200 grids' winners (a start copied
+#           held-out public GELU, matmul and log-softmax (scripts/heldout-kernels: cs336_gelu, nexxex_matmul,
+#           tm_log_softmax), budget 20% of the grid's points, without the knowledge base's starts: the Hopper starts are earlier H200 grids' winners (a start copied
 #           from the answer proves nothing). Goal: >= 98% of the grid's best.
 # The bench says where the kernel as written, or a tuner's start, is the grid's best ("AS WRITTEN = GRID BEST",
 # "START c000N = GRID BEST"); the kernels' as-written launches (16x16x16 tiles and 1 warp; 1 row, the softmax
@@ -196,7 +196,12 @@ if has grid; then
       # held out: a public matmul (tiles 128 x 128 x 32 from its launcher's defaults, Triton's default warps and stages)
       nexxex_matmul) bench grid nexxex_matmul "${GRID_TIMEOUT:-100}" scripts/heldout-kernels/nexxex_matmul/spec.py --budget-fraction 0.2 \
         --axis BLOCK_M=64,128,256 --axis BLOCK_N=64,128,256 --axis BLOCK_K=32,64 --axis num_warps=4,8 --axis num_stages=3,4 ;;
-      *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu, cs336_gelu, nexxex_matmul)" ;;
+      # held out: Thinking Machines' batch-invariant log-softmax on vocabulary-wide rows (a literal 1024-element block
+      # on Triton's default 4 warps and 3 stages; num_warps@319 and num_stages@319: its launch's line at the pinned
+      # commit), its block, warps and stages searched: 50 points
+      tm_log_softmax) bench grid tm_log_softmax "${LOGSOFTMAX_TIMEOUT:-240}" scripts/heldout-kernels/tm_log_softmax/spec.py --budget-fraction 0.2 \
+        --axis BLOCK_SIZE=512,1024,2048,4096,8192 --axis num_warps@319=2,4,8,16,32 --axis num_stages@319=1,3 ;;
+      *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu, cs336_gelu, nexxex_matmul, tm_log_softmax)" ;;
     esac
   done
 fi
