@@ -88,6 +88,27 @@ function position(k: Knob, v: number): number {
 }
 
 /** mulberry32: a small deterministic generator, so a seed reproduces a run. */
+/**
+ * The first `count` probes, made to bracket the launch as written: where all of them lie on one side of it (the
+ * domain's middle quantiles all below a 1024-element block in a domain of 16-8192, say), one of them (a probe that
+ * is the written launch itself, which proposes nothing, else the last) gives way to the first later probe on the
+ * other side that `sound` accepts, so the drafts see settings both smaller and larger than the written one.
+ */
+export function bracketing(moves: Move[], probed: readonly Knob[], count: number, sound: (m: Move) => boolean = () => true): Move[] {
+  const side = (m: Move) => Math.sign(probed.reduce((a, k) => a + (m[k.name] ?? 0), 0));
+  const chosen = moves.slice(0, count);
+  if (chosen.length < 2) return chosen;
+  for (const missing of [1, -1]) {
+    const sides = chosen.map(side);
+    if (sides.includes(missing) || !sides.includes(-missing)) continue;
+    const other = moves.slice(count).find((m) => side(m) === missing && sound(m));
+    if (!other) continue;
+    const noop = sides.indexOf(0);
+    chosen[noop >= 0 ? noop : chosen.length - 1] = other;
+  }
+  return chosen;
+}
+
 function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -381,12 +402,15 @@ export class TuneOperator implements Operator {
     if (!targets.length && !rowsOnly) targets = set.knobs.filter((k) => k.role === 'generic' && k.domain.length > 4);
     if (!targets.length) targets = set.knobs.filter((k) => k.role === 'warps');
     if (!targets.length) return [];
-    let quantiles = [0.5, 0.3, 0.7, 0.15, 0.85].slice(0, this.probes);
+    // every quantile's probe is computed; `probes` of them are drafted (see bracketing below)
+    let quantiles = [0.5, 0.3, 0.7, 0.15, 0.85];
     if (this.seed !== undefined) {
       const rnd = seededRandom(this.seed);
       quantiles = quantiles.map((q) => Math.min(1, Math.max(0, q + (rnd() - 0.5) * 0.2)));
     }
-    return quantiles.map((q) => {
+    // probes whose warps could not follow their blocks (at the end of their domain): a poor probe of those blocks
+    const clamped = new Set<Move>();
+    const moves = quantiles.map((q) => {
       const move: Move = {};
       for (const k of targets) {
         const idx = Math.round(q * (k.domain.length - 1));
@@ -401,6 +425,7 @@ export class TuneOperator implements Operator {
         const at = position(k, current[k.name]);
         const to = Math.min(k.domain.length - 1, Math.max(0, at + step));
         if (to !== at) move[k.name] = to - at;
+        if (to !== at + step) clamped.add(move);
       }
       if (tile) {
         const valueAt = (k: Knob) => k.domain[Math.min(k.domain.length - 1, Math.max(0, position(k, current[k.name]) + move[k.name]))];
@@ -420,6 +445,7 @@ export class TuneOperator implements Operator {
       }
       return move;
     });
+    return bracketing(moves, targets, this.probes, (m) => !clamped.has(m));
   }
 
   private refineMoves(parent: Candidate, set: KnobSet, all: readonly Candidate[], stats: MoveStats, scoreOf: (c: Candidate) => number, kernelClass?: KernelClass): Move[] {

@@ -4,10 +4,10 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EvolutionRun } from '../../../src/engine/evolutionRun';
-import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/knobs';
+import { detectKnobs, type Knob, knobValues, type KnobValues } from '../../../src/engine/knobs';
 import { GreedyPolicy } from '../../../src/engine/selection';
 import type { KernelSpec } from '../../../src/engine/spec';
-import { TuneOperator } from '../../../src/engine/tuneOperator';
+import { bracketing, TuneOperator } from '../../../src/engine/tuneOperator';
 import { deviceRegions } from '../../../src/engine/tuneConstraints';
 import { validateConfig } from '../../../src/remote/hostConfig';
 import { createOperators } from '../../../src/run/operatorRegistry';
@@ -312,5 +312,47 @@ describe('a launch that leaves its warps to Triton (a lecture GELU: a literal 10
     expect(new Set(settings).size).toBe(settings.length);
     expect(evaluator.jobs.some((j) => j.values.num_warps !== 4)).toBe(true);
     expect(summary.best!.speedup).toBeGreaterThan(1);
+  });
+});
+
+describe('a row kernel that walks long rows in literal 1024-element steps, on Triton\'s default warps', () => {
+  // one program a row, the row read in BLOCK steps: the launch as written sits above the middle of the block's
+  // domain (16-8192), where every middle quantile of that domain lies below it
+  const rowMax = [
+    'import torch', 'import triton', 'import triton.language as tl', '',
+    '@triton.jit', 'def row_max_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK_SIZE: tl.constexpr):', '    row = tl.program_id(0)',
+    '    m = -float("inf")', '    for start in range(0, n_cols, BLOCK_SIZE):', '        cols = start + tl.arange(0, BLOCK_SIZE)',
+    '        v = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))', '        m = tl.maximum(m, tl.max(v, axis=0))',
+    '    tl.store(out_ptr + row, m)', '',
+    'def row_max(x):', '    out = torch.empty(x.shape[0], device=x.device)', '    BLOCK_SIZE = 1024',
+    '    row_max_kernel[(x.shape[0],)](x, out, x.stride(0), x.shape[1], BLOCK_SIZE=BLOCK_SIZE)', '    return out', '',
+  ].join('\n');
+  const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/rows.py', kernel: 'row_max_kernel' };
+  const drafted = async (time: (v: KnobValues) => number) => {
+    const evaluator = new TritonLandscapeEvaluator(rowMax, [{ shape: { rows: 256, cols: 151936 }, time }], () => undefined, 'nvidia-h200');
+    const run = new EvolutionRun({ runId: 'r', runDir: '/tmp/none', spec, baselineSource: rowMax, operators: [new TuneOperator({ fileName: 'rows.py', knowledgeDir: null })],
+      evaluator, policy: new GreedyPolicy(), limits: { budget: 10 }, confirmTop: 0 });
+    await run.run();
+    return run.candidates.filter((c) => c.mode === 'draft').map((c) => evaluator.jobs.find((j) => j.id === c.id)!.values);
+  };
+
+  it('drafts settings on both sides of the written block, each with the warps its block steps give', async () => {
+    // a landscape that favours neither side: the written launch is best
+    const drafts = await drafted((v) => Math.exp(0.3 * (Math.log2(v.BLOCK_SIZE) - 10) ** 2 + 0.3 * (Math.log2(v.num_warps || 4) - 2) ** 2));
+    expect(drafts.some((v) => v.BLOCK_SIZE < 1024)).toBe(true);
+    expect(drafts.some((v) => v.BLOCK_SIZE > 1024)).toBe(true);
+    // each thread keeps the 8 elements a step the written launch gave it (1024 elements on 4 warps)
+    for (const v of drafts.filter((d) => d.BLOCK_SIZE > 1024)) expect(v.BLOCK_SIZE / v.num_warps).toBe(256);
+  });
+});
+
+describe('bracketing', () => {
+  const block = { name: 'B', role: 'block' } as Knob;
+  it('keeps probes that already lie on both sides; replaces a probe of the written launch itself, else the last', () => {
+    expect(bracketing([{ B: -1 }, { B: 2 }, { B: -3 }], [block], 2)).toEqual([{ B: -1 }, { B: 2 }]);
+    expect(bracketing([{ B: -1 }, { B: -3 }, {}, { B: -5 }, { B: 2 }], [block], 3)).toEqual([{ B: -1 }, { B: -3 }, { B: 2 }]);
+    expect(bracketing([{ B: -1 }, { B: -3 }, { B: -4 }, { B: 2 }], [block], 3)).toEqual([{ B: -1 }, { B: -3 }, { B: 2 }]);
+    // no sound probe on the other side: the probes stay as they were
+    expect(bracketing([{ B: 2 }, { B: 3 }, { B: -2 }], [block], 2, (m) => m.B! > 0)).toEqual([{ B: 2 }, { B: 3 }]);
   });
 });
