@@ -210,6 +210,6 @@ for f in "$RAW"/pershape/*/bench-tuner.json "$RAW"/grid/*/bench-tuner.json; do
   python3 - "$f" <<'PY'
 import json, sys
 for r in json.load(open(sys.argv[1])):
-    print(f"{r['kernel']}: knobs {r['knobs']}; grid best {r['gridBest']['values']}; tuner best {r['tuner']['id']} ({r['tuner'].get('mode')}) {r['tuner']['values']}")
+    print(f"{r['kernel']}: knobs {r['knobs']}; grid best {r['gridBest']['values']}; tuner best {r['tuner']['id']} ({r['tuner'].get('mode')}) {r['tuner'].get('values', 'as written')}")
 PY
 done
