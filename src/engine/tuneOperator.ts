@@ -87,7 +87,6 @@ function position(k: Knob, v: number): number {
   return k.domain.reduce((best, d, j) => (Math.abs(Math.log2(d / typical)) < Math.abs(Math.log2(k.domain[best] / typical)) ? j : best), 0);
 }
 
-/** mulberry32: a small deterministic generator, so a seed reproduces a run. */
 /**
  * The first `count` probes, made to bracket the launch as written: where all of them lie on one side of it (the
  * domain's middle quantiles all below a 1024-element block in a domain of 16-8192, say), one of them (a probe that
@@ -109,6 +108,7 @@ export function bracketing(moves: Move[], probed: readonly Knob[], count: number
   return chosen;
 }
 
+/** mulberry32: a small deterministic generator, so a seed reproduces a run. */
 function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {

@@ -17,8 +17,9 @@
 #  grid     the tuner against the uniform grid on a matmul launched with 16x16x16 tiles, the softmax example and a
 #           quick GELU launched with 128-element blocks (part i16-tuner's grids), and on request (GRID_KERNELS) a
 #           held-out public GELU, matmul and log-softmax (scripts/heldout-kernels: cs336_gelu, nexxex_matmul,
-#           tm_log_softmax), budget 20% of the grid's points, without the knowledge base's starts: the Hopper starts are earlier H200 grids' winners (a start copied
-#           from the answer proves nothing). Goal: >= 98% of the grid's best.
+#           tm_log_softmax), budget 20% of the grid's points, without the knowledge base's starts: the Hopper
+#           starts are earlier H200 grids' winners (a start copied from the answer proves nothing). Goal: >= 98% of
+#           the grid's best.
 # The bench says where the kernel as written, or a tuner's start, is the grid's best ("AS WRITTEN = GRID BEST",
 # "START c000N = GRID BEST"); the kernels' as-written launches (16x16x16 tiles and 1 warp; 1 row, the softmax
 # example's own warps; 128-element blocks and 1 warp; the public kernels' computed settings) are not grid points
