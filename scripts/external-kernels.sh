@@ -60,6 +60,24 @@ TM_FILES=(
   LICENSE
 )
 
+# NVlabs VibeTensor's Triton softmax (Apache-2.0): one program a row, the row read in BLOCK_SIZE steps three times
+# (its maximum, its sum of exponentials, the output; OUTPUT_LOG picks softmax or log-softmax), launched by
+# softmax / log_softmax with the literal `BLOCK_SIZE=128` on Triton's default warps and stages. Held out like the
+# CS336 kernels. The kernel module imports vibe_kernels.common (alloc, tensor_types, utils: plain Python) and
+# alloc imports the compiled vibetensor._C, which it uses only for VibeTensor tensors (torch tensors take
+# new_empty); a stand-in vibetensor package is written under fallback below. All files are kept as published.
+VT_REPO=NVlabs/vibetensor
+VT_COMMIT=fe85461faca02ba95d7bf1f8289002ff8cf91652
+VT_FILES=(
+  vibe_kernels/__init__.py
+  vibe_kernels/common/__init__.py
+  vibe_kernels/common/alloc.py
+  vibe_kernels/common/tensor_types.py
+  vibe_kernels/common/utils.py
+  vibe_kernels/softmax/impl/triton_impl.py
+  LICENSE
+)
+
 # A git directory holding COMMIT of REPO: the local mirror, or a bare repository under $DEST/.git-cache
 # filled by one shallow fetch from GitHub.
 git_dir() {
@@ -164,6 +182,7 @@ PY
 
 extract "$NEXXEX_REPO" "$NEXXEX_COMMIT" nexxex "${NEXXEX_FILES[@]}"
 extract "$TM_REPO" "$TM_COMMIT" batch-invariant-ops "${TM_FILES[@]}"
+extract "$VT_REPO" "$VT_COMMIT" vibetensor "${VT_FILES[@]}"
 
 # packaging (Version) is imported by liger_kernel.ops.utils; a bare GPU box may lack it. This stand-in is found
 # only when the real one is missing (the specs put $DEST/fallback last on sys.path).
@@ -192,8 +211,18 @@ class Version:
     def __eq__(self, other): return self._cmp(other) == 0
 PY
 
+# vibetensor._C (VibeTensor's compiled extension) is imported by vibe_kernels.common.alloc, which calls it only
+# for VibeTensor tensors; torch tensors are allocated with new_empty. Found only when the real one is missing.
+mkdir -p "$DEST/fallback/vibetensor"
+cat > "$DEST/fallback/vibetensor/__init__.py" <<'PY'
+# Stand-in for the vibetensor package: vibe_kernels.common.alloc does `from vibetensor import _C` and uses _C
+# only for VibeTensor tensors, never for the torch tensors the benchmarks pass.
+_C = None
+PY
+
 for f in "$DEST"/Liger-Kernel/src/liger_kernel/ops/*.py "$DEST"/unsloth/unsloth/kernels/*.py "$DEST"/cs336/*.py "$DEST"/nexxex/kernels/kernels_t/*.py \
-         "$DEST"/batch-invariant-ops/batch_invariant_ops/*.py; do
+         "$DEST"/batch-invariant-ops/batch_invariant_ops/*.py "$DEST"/vibetensor/vibe_kernels/common/*.py \
+         "$DEST"/vibetensor/vibe_kernels/softmax/impl/*.py; do
   python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f"
 done
-echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}, nexxex@${NEXXEX_COMMIT:0:10}, batch-invariant-ops@${TM_COMMIT:0:10}"
+echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}, nexxex@${NEXXEX_COMMIT:0:10}, batch-invariant-ops@${TM_COMMIT:0:10}, vibetensor@${VT_COMMIT:0:10}"

@@ -199,13 +199,15 @@ class PythonKnobs {
   computed(name: string, kind: KnobKind, expression: string, spans: Array<[number, number]>, extra: Partial<Knob> = {}): void {
     const role = extra.role ?? roleOf(name);
     const same = this.c.knobs.find((k) => k.name === name);
-    const twin = this.c.knobs.find((k) => k.value === 0 && k.expression === expression && k.scope === extra.scope && k.guard === extra.guard
+    // the value a computed knob stands at: 0 (as computed), or a launch option's default (Triton's warps)
+    const value = extra.value ?? 0;
+    const twin = this.c.knobs.find((k) => k.value === value && k.expression === expression && k.scope === extra.scope && k.guard === extra.guard
       && (k.name === name || k.name.startsWith(`${name}@`)));
     if (twin) {
       for (const s of spans) if (!twin.spans.some((x) => x[0] === s[0])) twin.spans.push(s);
       return;
     }
-    if (same && same.value === 0 && same.expression === expression && same.scope === extra.scope && same.guard === extra.guard) {
+    if (same && same.value === value && same.expression === expression && same.scope === extra.scope && same.guard === extra.guard) {
       for (const s of spans) if (!same.spans.some((x) => x[0] === s[0])) same.spans.push(s);
       return;
     }

@@ -459,10 +459,14 @@ export class TuneOperator implements Operator {
     }
     // 2. a memory-bound kernel (elementwise, a reduction over rows) lives on how many loads are in flight: at the
     //    block a start chose, the warps decide it (more first: latency hidden by more warps), so they move alone
-    //    before any joint move changes the block too
+    //    before any joint move changes the block too; a draft's second neighbour is one step further along the
+    //    line it was drafted on (furtherOut)
     if (kernelClass === 'elementwise' || kernelClass === 'reduction') {
       const warps = set.knobs.filter((k) => k.role === 'warps' && !stats.broken.has(k.name)).map((k) => k.name);
-      for (const d of [1, -1]) if (warps.length) moves.push(Object.fromEntries(warps.map((n) => [n, d])));
+      const further = parent.mode === 'draft' ? this.furtherOut(parent, all, set) : undefined;
+      if (warps.length) moves.push(Object.fromEntries(warps.map((n) => [n, 1])));
+      if (further) moves.push(further);
+      if (warps.length) moves.push(Object.fromEntries(warps.map((n) => [n, -1])));
     }
     // 3. joint moves: larger tiles want more warps and deeper pipelines (and smaller ones fewer), which single
     //    moves never reach when each alone makes things worse
@@ -500,6 +504,29 @@ export class TuneOperator implements Operator {
       moves.push(...pairs.map((p) => p.move));
     }
     return moves;
+  }
+
+  /**
+   * A memory-bound kernel's draft moved its blocks (and the warps with them) some steps away from the launch it
+   * came from: one step further the same way, each knob it moved one more step in its direction, as far as the
+   * domains go (undefined when no block can move on). A draft is proposed because the start is assumed poor, and
+   * its children are mostly proposed before its verdict (speculation.ts): the draft that pays is then refined
+   * beyond itself as well as around its block. On a log-softmax over vocabulary-wide rows (a 1024-element block on
+   * 4 warps) the drafts reached 4096 on 16 warps and the best launch was 8192 on 32, a step beyond, where a
+   * wave of warps-only neighbours never went.
+   */
+  private furtherOut(draft: Candidate, all: readonly Candidate[], set: KnobSet): Move | undefined {
+    const origin = all.find((c) => c.id === draft.parents[0]);
+    const delta = origin && this.moveBetween(origin, draft, set);
+    if (!delta) return undefined;
+    const at = this.valuesOf(draft);
+    const move: Move = {};
+    for (const [name, d] of Object.entries(delta)) {
+      const k = set.knobs.find((x) => x.name === name)!;
+      const to = position(k, at[name]) + Math.sign(d);
+      if (d !== 0 && to >= 0 && to < k.domain.length) move[name] = Math.sign(d);
+    }
+    return set.knobs.some((k) => k.role === 'block' && move[k.name]) ? move : undefined;
   }
 
   /** Order among equally promising moves: knob priority, or a seeded permutation of it. */

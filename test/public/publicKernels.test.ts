@@ -89,7 +89,7 @@ describe('public Triton kernels (specs outside the repository)', () => {
     });
   }
 
-  it("the held-out kernels' searched knobs: the GELU's literal block and its warps, the one-block softmax's warps alone, the two-pass softmax's block, warps and stages, the matmul's tiles", async () => {
+  it("the held-out kernels' searched knobs: the GELU's literal block and its warps, the one-block softmax's warps alone, the looping softmaxes' block, warps and stages, the matmul's tiles", async () => {
     const searched = async (name: string) => {
       const spec = await loadSpec(path.join(HELDOUT_DIR, name, 'spec.py'));
       const set = searchableKnobs(detectKnobs(fs.readFileSync(spec.sourcePath, 'utf8'), spec.sourcePath), spec.kernel);
@@ -101,6 +101,9 @@ describe('public Triton kernels (specs outside the repository)', () => {
     // a literal block on Triton's default warps and stages, all three searched (the warps' and stages' names carry
     // their launch's line: the module's other launches have theirs)
     expect(await searched('tm_log_softmax')).toEqual(['BLOCK_SIZE=1024', expect.stringMatching(/^num_stages@\d+=0$/), expect.stringMatching(/^num_warps@\d+=4$/)]);
+    // a literal block in both launchers of one kernel (its softmax and its log-softmax, each a `forward`), on
+    // Triton's default warps and stages: one knob each, written at both launches
+    expect(await searched('vibetensor_softmax')).toEqual(['BLOCK_SIZE=128', 'num_stages=0', 'num_warps=4']);
     // tiles from the launcher's parameter defaults, passed by position; the stages left to Triton (0: as launched)
     expect(await searched('nexxex_matmul')).toEqual(['BLOCK_K=32', 'BLOCK_M=128', 'BLOCK_N=128', 'num_stages=0', 'num_warps=4']);
   });

@@ -15,6 +15,7 @@ import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/kn
 import { GreedyPolicy } from '../../../src/engine/selection';
 import type { KernelSpec } from '../../../src/engine/spec';
 import { TuneOperator } from '../../../src/engine/tuneOperator';
+import { gridBest, ROW_MAX } from './tritonLandscape';
 
 const gelu = readFileSync(path.join(__dirname, '../../../scripts/gpu/tuner-kernels/quick_gelu/gelu.py'), 'utf8');
 const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/gelu.py', kernel: 'quick_gelu_kernel' };
@@ -119,6 +120,8 @@ interface TuneOptions {
   time?: (v: KnobValues) => number;
   /** The softmax example instead of the quick GELU. */
   softmax?: boolean;
+  /** Another kernel instead (tuned without the knowledge base's starts). */
+  kernel?: { source: string; spec: KernelSpec };
   /** Each verdict's interval: the speedup to within this relative margin. */
   interval?: number;
   store?: RunStore;
@@ -131,10 +134,11 @@ async function tune(slots: number, opts: TuneOptions = {}) {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
   try {
     const t0 = Date.now();
-    const [source, kernelSpec] = opts.softmax ? [softmax, softmaxSpec] : [gelu, spec];
+    const [source, kernelSpec] = opts.kernel ? [opts.kernel.source, opts.kernel.spec] : opts.softmax ? [softmax, softmaxSpec] : [gelu, spec];
     const evaluator = new LockedGpu(slots, opts.setupMs ?? 8000, 300, opts.fail, opts.time, source, opts.interval);
     const fileName = path.basename(kernelSpec.sourcePath);
-    const op = opts.speculate === false ? new WaitingTuner({ fileName }) : new TuneOperator({ fileName });
+    const knowledge = opts.kernel ? { knowledgeDir: null } : {};
+    const op = opts.speculate === false ? new WaitingTuner({ fileName, ...knowledge }) : new TuneOperator({ fileName, ...knowledge });
     const { resume, store } = opts;
     const run = new EvolutionRun({ runId: store?.runId ?? 's', runDir: store?.runDir ?? '/tmp/none', spec: kernelSpec, baselineSource: source, operators: [op], evaluator,
       policy: new GreedyPolicy(), limits: { budget: opts.budget ?? 20, ...(opts.timeS ? { timeS: opts.timeS } : {}) }, confirmTop: 0,
@@ -241,5 +245,27 @@ describe('speculation', () => {
     // the answer: the plateau (within its 2% intervals of the fastest setting judged)
     const fastest = Math.min(...run.candidates.filter((c) => c.state === 'done' && c.knobs).map((c) => plateau(c.knobs as KnobValues)));
     expect(summary.best!.speedup).toBeGreaterThan(plateau({ row_block: 1, num_warps: 1, num_stages: 1 }) / fastest / 1.02);
+  });
+
+  it('refines a draft that pays a step further along its line too, in the same wave: the best launch of few long rows lies there', async () => {
+    // a row walked in blocks by one program (few long rows, ten units: 20% of a 50-point grid): larger blocks on more
+    // warps keep more loads in flight, each thread best at 256 elements a step; the drafts bracket the written 1024
+    // on 4 warps, the largest at 4096 on 16 warps, and the best launch is 8192 on 32, a step beyond it
+    const rows = (v: KnobValues) => {
+      const warps = v.num_warps || 4;
+      return Math.exp(0.15 * (13 - Math.log2(v.BLOCK_SIZE)) + 0.15 * (5 - Math.log2(warps)) + 0.3 * (Math.log2(v.BLOCK_SIZE / warps) - 8) ** 2);
+    };
+    const grid = gridBest({ BLOCK_SIZE: [512, 1024, 2048, 4096, 8192], num_warps: [2, 4, 8, 16, 32], num_stages: [1, 3] }, rows,
+      { BLOCK_SIZE: 1024, num_warps: 4, num_stages: 3 }, () => undefined);
+    const kernel = { source: ROW_MAX, spec: { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/rows.py', kernel: 'row_max_kernel' } as KernelSpec };
+    const { run, evaluator, summary } = await tune(12, { kernel, budget: 10, time: rows });
+    const draft = run.candidates.find((c) => c.mode === 'draft' && c.knobs?.BLOCK_SIZE === 4096)!;
+    expect(draft.knobs).toMatchObject({ BLOCK_SIZE: 4096, num_warps: 16 });
+    const children = run.candidates.filter((c) => c.parents[0] === draft.id);
+    expect(children.every((c) => c.speculative)).toBe(true);
+    expect(children.map((c) => [c.knobs?.BLOCK_SIZE, c.knobs?.num_warps])).toEqual([[4096, 32], [8192, 32]]);
+    // one wave: every unit proposed before the first verdict
+    expect(evaluator.firstWave()).toBe(10);
+    expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.98);
   });
 });

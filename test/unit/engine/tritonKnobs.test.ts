@@ -174,6 +174,24 @@ describe('launch options a launch leaves to Triton', () => {
     expect(pythonSyntaxError(out)).toBeUndefined();
   });
 
+  it('one kernel launched alike from two launchers of one name (a softmax and a log-softmax): one warps knob, as one stages knob', () => {
+    // autograd functions of a softmax and a log-softmax, each a `forward` launching the same looping row kernel with
+    // a literal block; before, the warps were two knobs (the second launch's never timed by a spec of the first)
+    const rows = [
+      '@triton.jit', 'def rows_kernel(x_ptr, y_ptr, n_cols, LOG: tl.constexpr, BLOCK_SIZE: tl.constexpr):',
+      '    for start in range(0, n_cols, BLOCK_SIZE):', '        cols = start + tl.arange(0, BLOCK_SIZE)',
+      '        tl.store(y_ptr + cols, tl.load(x_ptr + cols, mask=cols < n_cols), mask=cols < n_cols)', '',
+      ...['Softmax', 'LogSoftmax'].flatMap((name, log) => [`class ${name}(torch.autograd.Function):`, '    @staticmethod', '    def forward(ctx, x):',
+        '        y = torch.empty_like(x)', `        rows_kernel[(1,)](x, y, x.numel(), LOG=${log}, BLOCK_SIZE=128)`, '        return y', '']),
+    ].join('\n');
+    const both = detectKnobs(rows, 'k.py');
+    const knobs = searchableKnobs(both, 'rows_kernel').knobs;
+    expect(knobs.map((k) => [k.name, k.spans.length]).sort()).toEqual([['BLOCK_SIZE', 2], ['num_stages', 2], ['num_warps', 2]]);
+    const out = applyKnobs(rows, both, { BLOCK_SIZE: 4096, num_warps: 16, num_stages: 3 });
+    expect(out.split('BLOCK_SIZE=4096, num_stages=3, num_warps=16)').length).toBe(3);
+    expect(pythonSyntaxError(out)).toBeUndefined();
+  });
+
   it('an autotuned kernel gets no launch option at its launch (its configs set them)', () => {
     const tuned = src.replace("@triton.jit\ndef gelu_kernel", "@triton.autotune(configs=[triton.Config({}, num_warps=4)], key=['n'])\n@triton.jit\ndef gelu_kernel")
       .replace("@triton.jit\ndef softmax_kernel", "@triton.heuristics({'num_warps': lambda a: 8})\n@triton.jit\ndef softmax_kernel");

@@ -17,6 +17,18 @@ export const LECTURE_GELU = [
     '    x = tl.load(x_ptr + offs, mask=offs < n)', '    tl.store(y_ptr + offs, x * tl.sigmoid(1.702 * x), mask=offs < n)', '',
 ].join('\n');
 
+/** One program a row, the row read in literal 1024-element steps on Triton's default warps (a log-softmax over
+ *  vocabulary-wide rows has this launch). */
+export const ROW_MAX = [
+  'import torch', 'import triton', 'import triton.language as tl', '',
+  '@triton.jit', 'def row_max_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK_SIZE: tl.constexpr):', '    row = tl.program_id(0)',
+  '    m = -float("inf")', '    for start in range(0, n_cols, BLOCK_SIZE):', '        cols = start + tl.arange(0, BLOCK_SIZE)',
+  '        v = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))', '        m = tl.maximum(m, tl.max(v, axis=0))',
+  '    tl.store(out_ptr + row, m)', '',
+  'def row_max(x):', '    out = torch.empty(x.shape[0], device=x.device)', '    BLOCK_SIZE = 1024',
+  '    row_max_kernel[(x.shape[0],)](x, out, x.stride(0), x.shape[1], BLOCK_SIZE=BLOCK_SIZE)', '    return out', '',
+].join('\n');
+
 export const TRITON_MATMUL = `import torch
 import triton
 import triton.language as tl

@@ -13,7 +13,7 @@ import { validateConfig } from '../../../src/remote/hostConfig';
 import { createOperators } from '../../../src/run/operatorRegistry';
 import type { Verdict } from '../../../src/contract/verdict';
 import { PythonLaunches } from './pythonLaunches';
-import { gridBest, LECTURE_GELU, matmulTime, outOfRegisters, outOfResources, sharedBytes, SHARED_LIMIT, TRITON_MATMUL, TritonLandscapeEvaluator, type LandscapeShape } from './tritonLandscape';
+import { gridBest, LECTURE_GELU, matmulTime, ROW_MAX, outOfRegisters, outOfResources, sharedBytes, SHARED_LIMIT, TRITON_MATMUL, TritonLandscapeEvaluator, type LandscapeShape } from './tritonLandscape';
 
 const matmulSpec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/matmul.py', kernel: 'matmul_kernel' };
 const matmulShapes: LandscapeShape[] = [{ shape: { m: 2048, n: 2048, k: 2048 }, time: matmulTime }];
@@ -318,19 +318,10 @@ describe('a launch that leaves its warps to Triton (a lecture GELU: a literal 10
 describe('a row kernel that walks long rows in literal 1024-element steps, on Triton\'s default warps', () => {
   // one program a row, the row read in BLOCK steps: the launch as written sits above the middle of the block's
   // domain (16-8192), where every middle quantile of that domain lies below it
-  const rowMax = [
-    'import torch', 'import triton', 'import triton.language as tl', '',
-    '@triton.jit', 'def row_max_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK_SIZE: tl.constexpr):', '    row = tl.program_id(0)',
-    '    m = -float("inf")', '    for start in range(0, n_cols, BLOCK_SIZE):', '        cols = start + tl.arange(0, BLOCK_SIZE)',
-    '        v = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))', '        m = tl.maximum(m, tl.max(v, axis=0))',
-    '    tl.store(out_ptr + row, m)', '',
-    'def row_max(x):', '    out = torch.empty(x.shape[0], device=x.device)', '    BLOCK_SIZE = 1024',
-    '    row_max_kernel[(x.shape[0],)](x, out, x.stride(0), x.shape[1], BLOCK_SIZE=BLOCK_SIZE)', '    return out', '',
-  ].join('\n');
   const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/rows.py', kernel: 'row_max_kernel' };
   const drafted = async (time: (v: KnobValues) => number) => {
-    const evaluator = new TritonLandscapeEvaluator(rowMax, [{ shape: { rows: 256, cols: 151936 }, time }], () => undefined, 'nvidia-h200');
-    const run = new EvolutionRun({ runId: 'r', runDir: '/tmp/none', spec, baselineSource: rowMax, operators: [new TuneOperator({ fileName: 'rows.py', knowledgeDir: null })],
+    const evaluator = new TritonLandscapeEvaluator(ROW_MAX, [{ shape: { rows: 256, cols: 151936 }, time }], () => undefined, 'nvidia-h200');
+    const run = new EvolutionRun({ runId: 'r', runDir: '/tmp/none', spec, baselineSource: ROW_MAX, operators: [new TuneOperator({ fileName: 'rows.py', knowledgeDir: null })],
       evaluator, policy: new GreedyPolicy(), limits: { budget: 10 }, confirmTop: 0 });
     await run.run();
     return run.candidates.filter((c) => c.mode === 'draft').map((c) => evaluator.jobs.find((j) => j.id === c.id)!.values);
