@@ -130,10 +130,13 @@ export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchE
     tables.push({ launcher, name, keyNames, byDevice, rows });
     const key = keyNames.length === 1 ? `(${keyNames[0]},)` : `(${keyNames.join(', ')})`;
     const lookup = [name, byDevice ? '.get(torch.cuda.get_device_capability(), {})' : '', byShape ? `.get(${key}, {})` : ''].join('');
+    // launch options inserted at one place (warps and stages a launch leaves to Triton) share one `**` there
+    const inserted = new Set<number>();
     for (const k of knobs) {
       for (const [start, end] of k.spans) {
         if (k.insert) {
-          edits.push({ start, end, text: `, **${lookup}.get("launch options", {})` });
+          if (!inserted.has(start)) edits.push({ start, end, text: `, **${lookup}.get("launch options", {})` });
+          inserted.add(start);
         } else {
           edits.push({ start, end, text: `${lookup}.get(${JSON.stringify(k.name)}, ${baseline.slice(start, end)})` });
         }

@@ -78,6 +78,23 @@ candidate.scale_rows(Tensor((1024, 4096)), w, 1e-6)`);
     expect(sums.map((l) => [l.BLOCK, l.num_stages ?? 'default'])).toEqual([[256, 3], [1024, 'default']]);
   });
 
+  it('warps and stages a launch leaves to Triton, both tuned for a shape, are passed once each', () => {
+    // a row kernel launched with a literal block and nothing else: both launch options are inserted at one place
+    const rows = ['import torch', 'import triton', 'import triton.language as tl', '',
+      '@triton.jit', 'def row_max_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK_SIZE: tl.constexpr):',
+      '    for start in range(0, n_cols, BLOCK_SIZE):', '        tl.load(x_ptr + start + tl.arange(0, BLOCK_SIZE))', '',
+      'def row_max(x):', '    n_rows, n_cols = x.shape', '    out = torch.empty(n_rows)',
+      '    row_max_kernel[(n_rows,)](x, out, x.stride(0), n_cols, BLOCK_SIZE=1024)', '    return out', ''].join('\n');
+    const knobs = detectKnobs(rows, 'rows.py');
+    const warps = knobs.knobs.find((k) => k.insert === 'num_warps')!.name;
+    const stages = knobs.knobs.find((k) => k.insert === 'num_stages')!.name;
+    const r = writeDispatch(rows, knobs, [{ shape: { rows: 128, cols: 256000 }, values: { BLOCK_SIZE: 8192, [warps]: 32, [stages]: 1 } }]);
+    if ('error' in r) throw new Error(r.error);
+    expect(r.source.match(/\*\*KERNELEVOLVE_ROW_MAX_BY_SHAPE/g)).toHaveLength(1);
+    const got = launches(r.source, 'candidate.row_max(Tensor((128, 256000)))\ncandidate.row_max(Tensor((64, 1000)))');
+    expect(got.map((l) => [l.BLOCK_SIZE, l.num_warps ?? 'default', l.num_stages ?? 'default'])).toEqual([[8192, 32, 1], [1024, 'default', 'default']]);
+  });
+
   it('dispatches the bundled Triton matmul per (M, N, K), block sizes assigned in the launcher and used by the grid', () => {
     const mm = fs.readFileSync(path.join(root, 'examples/triton/matmul/matmul.py'), 'utf8');
     const r = writeDispatch(mm, detectKnobs(mm, 'matmul.py'), [
