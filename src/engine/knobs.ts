@@ -117,6 +117,8 @@ class KnobCollector {
 
   add(name: string, kind: KnobKind, value: number, span: [number, number], role = roleOf(name)): void {
     if (!Number.isSafeInteger(value) || value <= 0) return;
+    // the same place reached again (a module constant that several launches pass): one knob
+    if (this.knobs.some((k) => k.value === value && k.spans.some((s) => s[0] === span[0]))) return;
     const same = this.knobs.find((k) => k.name === name);
     if (same && same.value === value) {
       if (!same.spans.some((s) => s[0] === span[0])) same.spans.push(span);

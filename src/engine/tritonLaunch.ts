@@ -153,6 +153,8 @@ export function lastAssignment(masked: string, name: string, from: number, befor
   let found: Assignment | undefined;
   const re = new RegExp(String.raw`^([ \t]*)((?:[A-Za-z_*][\w.]*\s*(?::\s*[\w.\[\], ]+)?\s*,\s*)*${name}\b(?:\s*:\s*[\w.\[\]]+)?(?:\s*,\s*[A-Za-z_*][\w.]*)*)\s*=(?!=)`, 'gm');
   for (const m of text.matchAll(re)) {
+    // a keyword argument on a line of its own inside a call (`    BLOCK_SIZE=small_block_size,`) is no assignment
+    if (bracketDepth(text, m.index!) > 0) continue;
     const rhsStart = from + m.index! + m[0].length;
     // the statement ends at the first newline outside brackets
     let k = rhsStart;
@@ -169,6 +171,17 @@ export function lastAssignment(masked: string, name: string, from: number, befor
     found = { start, end: start + value.length, value, statement: masked.slice(from + m.index! + m[1].length, k).trim(), tuple: targets.length > 1 };
   }
   return found;
+}
+
+/** How many brackets are open at `at` in the masked text (counted from its start). */
+function bracketDepth(masked: string, at: number): number {
+  let depth = 0;
+  for (let k = 0; k < at; k++) {
+    const ch = masked[k];
+    if (ch === '(' || ch === '[' || ch === '{') depth++;
+    else if (ch === ')' || ch === ']' || ch === '}') depth--;
+  }
+  return depth;
 }
 
 /** Offsets of `name` as a whole word in [start, end) of the masked text. */

@@ -192,6 +192,28 @@ describe('launch options a launch leaves to Triton', () => {
     expect(pythonSyntaxError(out)).toBeUndefined();
   });
 
+  it('a module constant passed by name at several launches, after a launch whose keyword of that name is computed, is one knob', () => {
+    // a small-row kernel launched with a computed block on lines of their own, then the looping kernel launched
+    // with the module's BLOCK_SIZE, in two launchers: the keyword line `BLOCK_SIZE=small,` is no assignment
+    const src = ['import torch', 'import triton', 'import triton.language as tl', '', 'BLOCK_SIZE = 1024', 'NUM_WARPS = 4', '',
+      '@triton.jit', 'def small_kernel(x_ptr, n, BLOCK_SIZE: tl.constexpr):', '    tl.load(x_ptr + tl.arange(0, BLOCK_SIZE))', '',
+      '@triton.jit', 'def loop_kernel(x_ptr, n, BLOCK_SIZE: tl.constexpr):',
+      '    for start in range(0, n, BLOCK_SIZE):', '        tl.load(x_ptr + start + tl.arange(0, BLOCK_SIZE))', '',
+      ...['run', 'run_again'].flatMap((fn) => [`def ${fn}(x):`, '    n = x.numel()', '    if n <= 1024:', '        small = triton.next_power_of_2(n)',
+        '        small_kernel[(1,)](', '            x,', '            n,', '            BLOCK_SIZE=small,', '            num_warps=NUM_WARPS,', '        )',
+        '    else:', '        loop_kernel[(1,)](', '            x,', '            n,', '            BLOCK_SIZE=BLOCK_SIZE,', '            num_warps=NUM_WARPS,', '        )', '']),
+    ].join('\n');
+    const set = detectKnobs(src, 'k.py');
+    // (each launcher's stages, left to Triton, are knobs of their own beside these)
+    const loop = searchableKnobs(set, 'loop_kernel').knobs.filter((k) => !k.insert);
+    expect(loop.map((k) => [k.name.replace(/@\d+$/, ''), k.kind, k.value]).sort()).toEqual([['BLOCK_SIZE', 'py-constant', 1024], ['NUM_WARPS', 'py-constant', 4]]);
+    // the constant's line is one knob's place, whichever launches reach it
+    const at = src.indexOf('BLOCK_SIZE = 1024') + 'BLOCK_SIZE = '.length;
+    expect(set.knobs.filter((k) => k.spans.some((sp) => sp[0] === at))).toHaveLength(1);
+    const block = loop.find((k) => k.name.startsWith('BLOCK_SIZE'))!;
+    expect(applyKnobs(src, set, { [block.name]: 4096 })).toContain('\nBLOCK_SIZE = 4096\n');
+  });
+
   it('an autotuned kernel gets no launch option at its launch (its configs set them)', () => {
     const tuned = src.replace("@triton.jit\ndef gelu_kernel", "@triton.autotune(configs=[triton.Config({}, num_warps=4)], key=['n'])\n@triton.jit\ndef gelu_kernel")
       .replace("@triton.jit\ndef softmax_kernel", "@triton.heuristics({'num_warps': lambda a: 8})\n@triton.jit\ndef softmax_kernel");
