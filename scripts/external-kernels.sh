@@ -78,6 +78,21 @@ VT_FILES=(
   LICENSE
 )
 
+# A small public collection of Triton kernels (harsh-vsingh/triton-kernels; the repository states no license, like
+# the CS336 lectures: read here, never copied into this one): a log-softmax whose block, warps and stages are module
+# constants (BLOCK_SIZE = 1024, NUM_WARPS = 4, NUM_STAGES = 2) passed by name to every launch: a row walked in
+# BLOCK_SIZE steps by one program where rows are many or short, else split over several programs (partial sums,
+# a merge, the output) with the same constants. The module imports its repository's `utils` package (plain
+# Python on torch and triton). Held out like the CS336 kernels.
+HV_REPO=harsh-vsingh/triton-kernels
+HV_COMMIT=f1cfe14931b2bf0bd01a7c2bcb1da35f45a4ccc3
+HV_FILES=(
+  kernels/softmax.py
+  utils/__init__.py
+  utils/launch_config.py
+  utils/validation.py
+)
+
 # A git directory holding COMMIT of REPO: the local mirror, or a bare repository under $DEST/.git-cache
 # filled by one shallow fetch from GitHub.
 git_dir() {
@@ -183,6 +198,7 @@ PY
 extract "$NEXXEX_REPO" "$NEXXEX_COMMIT" nexxex "${NEXXEX_FILES[@]}"
 extract "$TM_REPO" "$TM_COMMIT" batch-invariant-ops "${TM_FILES[@]}"
 extract "$VT_REPO" "$VT_COMMIT" vibetensor "${VT_FILES[@]}"
+extract "$HV_REPO" "$HV_COMMIT" hv-triton-kernels "${HV_FILES[@]}"
 
 # packaging (Version) is imported by liger_kernel.ops.utils; a bare GPU box may lack it. This stand-in is found
 # only when the real one is missing (the specs put $DEST/fallback last on sys.path).
@@ -222,7 +238,7 @@ PY
 
 for f in "$DEST"/Liger-Kernel/src/liger_kernel/ops/*.py "$DEST"/unsloth/unsloth/kernels/*.py "$DEST"/cs336/*.py "$DEST"/nexxex/kernels/kernels_t/*.py \
          "$DEST"/batch-invariant-ops/batch_invariant_ops/*.py "$DEST"/vibetensor/vibe_kernels/common/*.py \
-         "$DEST"/vibetensor/vibe_kernels/softmax/impl/*.py; do
+         "$DEST"/vibetensor/vibe_kernels/softmax/impl/*.py "$DEST"/hv-triton-kernels/kernels/*.py "$DEST"/hv-triton-kernels/utils/*.py; do
   python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f"
 done
-echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}, nexxex@${NEXXEX_COMMIT:0:10}, batch-invariant-ops@${TM_COMMIT:0:10}, vibetensor@${VT_COMMIT:0:10}"
+echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}, nexxex@${NEXXEX_COMMIT:0:10}, batch-invariant-ops@${TM_COMMIT:0:10}, vibetensor@${VT_COMMIT:0:10}, hv-triton-kernels@${HV_COMMIT:0:10}"

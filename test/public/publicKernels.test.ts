@@ -104,6 +104,9 @@ describe('public Triton kernels (specs outside the repository)', () => {
     // a literal block in both launchers of one kernel (its softmax and its log-softmax, each a `forward`), on
     // Triton's default warps and stages: one knob each, written at both launches
     expect(await searched('vibetensor_softmax')).toEqual(['BLOCK_SIZE=128', 'num_stages=0', 'num_warps=4']);
+    // module constants passed by name at every launch (after a small-row launch's computed `BLOCK_SIZE=` keyword):
+    // the constants themselves, one knob each
+    expect(await searched('hv_log_softmax')).toEqual([expect.stringMatching(/^BLOCK_SIZE@\d+=1024$/), 'NUM_STAGES=2', 'NUM_WARPS=4']);
     // tiles from the launcher's parameter defaults, passed by position; the stages left to Triton (0: as launched)
     expect(await searched('nexxex_matmul')).toEqual(['BLOCK_K=32', 'BLOCK_M=128', 'BLOCK_N=128', 'num_stages=0', 'num_warps=4']);
   });
