@@ -56,8 +56,16 @@ function pyValue(v: number): string {
   return String(v);
 }
 
+/** A launcher's name: a method's with its class's (`_TritonSoftmaxFn.forward`) where another function of the file
+ *  has its name, else its own. */
+function launcherName(fn: FunctionSpan, functions: readonly FunctionSpan[]): string {
+  const cls = functions.filter((f) => f.isClass && fn.start > f.start && fn.start <= f.end).sort((a, b) => b.start - a.start)[0];
+  const twin = functions.some((f) => f !== fn && !f.isClass && f.name === fn.name);
+  return cls && twin ? `${cls.name}.${fn.name}` : fn.name;
+}
+
 function tableName(launcher: string, byShape: boolean, byDevice: boolean): string {
-  const base = launcher.replace(/^_+/, '').toUpperCase();
+  const base = launcher.replace(/^_+/, '').replace(/\W+/g, '_').toUpperCase();
   return `KERNELEVOLVE_${base}_BY_${[byDevice ? 'DEVICE' : '', byShape ? 'SHAPE' : ''].filter(Boolean).join('_AND_')}`;
 }
 
@@ -75,7 +83,9 @@ export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchE
   const byDevice = entries.some((e) => e.capability);
   // each knob's places grouped by the launcher they are in (a literal shared by a forward and a backward
   // launcher has a place in each); a place outside any function keeps its text
-  const groups = new Map<string, { fn: FunctionSpan; knobs: Knob[] }>();
+  // (keyed by the function itself: two methods of one name, the `forward` of a softmax's and of a log-softmax's
+  // autograd function, are two launchers, each with its own shape variables and table)
+  const groups = new Map<FunctionSpan, { launcher: string; knobs: Knob[] }>();
   for (const k of changed) {
     const byFn = new Map<FunctionSpan, Array<[number, number]>>();
     for (const span of k.spans) {
@@ -84,15 +94,15 @@ export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchE
     }
     if (!byFn.size) return { error: `${k.name} is not set inside a launcher function, so it cannot be chosen per ${byShape ? 'shape' : 'device'}` };
     for (const [fn, spans] of byFn) {
-      const g = groups.get(fn.name) ?? { fn, knobs: [] };
+      const g = groups.get(fn) ?? { launcher: launcherName(fn, functions), knobs: [] };
       g.knobs.push({ ...k, spans });
-      groups.set(fn.name, g);
+      groups.set(fn, g);
     }
   }
   const tables: DispatchTable[] = [];
   const unkeyed: string[] = [];
   const edits: Array<{ start: number; end: number; text: string }> = [];
-  for (const [launcher, { fn, knobs }] of groups) {
+  for (const [fn, { launcher, knobs }] of groups) {
     const first = Math.min(...knobs.flatMap((k) => k.spans.map(([s]) => s)));
     let keyNames: string[] = [];
     let keys: Array<number[] | undefined> = entries.map(() => undefined);

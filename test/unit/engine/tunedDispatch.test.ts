@@ -95,6 +95,26 @@ candidate.scale_rows(Tensor((1024, 4096)), w, 1e-6)`);
     expect(got.map((l) => [l.BLOCK_SIZE, l.num_warps ?? 'default', l.num_stages ?? 'default'])).toEqual([[8192, 32, 1], [1024, 'default', 'default']]);
   });
 
+  it('two methods of one name launching one kernel (a softmax and a log-softmax) get a table each, keyed on each one\'s variables', () => {
+    const two = ['import torch', 'import triton', 'import triton.language as tl', '',
+      '@triton.jit', 'def rows_kernel(x_ptr, y_ptr, n_cols, LOG: tl.constexpr, BLOCK_SIZE: tl.constexpr):',
+      '    for start in range(0, n_cols, BLOCK_SIZE):', '        tl.load(x_ptr + start + tl.arange(0, BLOCK_SIZE))', '',
+      'class Softmax:', '    @staticmethod', '    def forward(ctx, x):', '        rows, cols = x.shape', '        y = torch.empty_like(x)',
+      '        rows_kernel[(rows,)](y, x, cols, LOG=0, BLOCK_SIZE=128)', '        return y', '',
+      'class LogSoftmax:', '    @staticmethod', '    def forward(ctx, x):', '        n_rows, n_cols = x.shape', '        y = torch.empty_like(x)',
+      '        rows_kernel[(n_rows,)](y, x, n_cols, LOG=1, BLOCK_SIZE=128)', '        return y', ''].join('\n');
+    const knobs = detectKnobs(two, 'rows.py');
+    const warps = knobs.knobs.find((k) => k.insert === 'num_warps')!.name;
+    const r = writeDispatch(two, knobs, [{ shape: { rows: 128, cols: 256000 }, values: { BLOCK_SIZE: 4096, [warps]: 16 } }]);
+    if ('error' in r) throw new Error(r.error);
+    expect(r.tables.map((t) => [t.launcher, t.name, t.keyNames])).toEqual([
+      ['Softmax.forward', 'KERNELEVOLVE_SOFTMAX_FORWARD_BY_SHAPE', ['rows', 'cols']],
+      ['LogSoftmax.forward', 'KERNELEVOLVE_LOGSOFTMAX_FORWARD_BY_SHAPE', ['n_rows', 'n_cols']]]);
+    const got = launches(r.source, ['candidate.Softmax.forward(None, Tensor((128, 256000)))', 'candidate.LogSoftmax.forward(None, Tensor((128, 256000)))',
+      'candidate.LogSoftmax.forward(None, Tensor((64, 1000)))'].join('\n'));
+    expect(got.map((l) => [l.LOG, l.BLOCK_SIZE, l.num_warps ?? 'default'])).toEqual([[0, 4096, 16], [1, 4096, 16], [1, 128, 'default']]);
+  });
+
   it('dispatches the bundled Triton matmul per (M, N, K), block sizes assigned in the launcher and used by the grid', () => {
     const mm = fs.readFileSync(path.join(root, 'examples/triton/matmul/matmul.py'), 'utf8');
     const r = writeDispatch(mm, detectKnobs(mm, 'matmul.py'), [
