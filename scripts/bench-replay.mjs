@@ -1,0 +1,160 @@
+// `node scripts/bench-replay.mjs`: the tuner replayed against grids recorded on a GPU, on a machine without one.
+// Each recorded grid is a uniform grid's verdicts as scripts/bench-tuner.mjs wrote them (grid.jsonl, kept in
+// scripts/gpu/recorded/ as NAME.DATE-CALL.jsonl: each point's knob values and its per-shape baseline and candidate
+// times). The real engine and tuner run a budget of that fraction of the grid's points (no knowledge-base starts,
+// greedy), and each candidate's verdict is the recorded point of its settings: its times per shape against the
+// median baseline time per shape of the whole grid, as bench-tuner scores them. A candidate outside the grid (a
+// value no axis holds) gets the nearest point's times and is counted; a per-shape table is not replayed (it costs
+// its unit and fails). Evaluations take a seeded, jittered time on SLOTS slots with one timing lock, so the order
+// in which verdicts come in, which decides where a one-wave budget's last units go, changes with each order
+// (--orders). It prints, per grid, the tuner's best over the grid's best (both recorded figures) over the orders.
+// A recorded point is one reading: on kernels of few long rows, single readings move by 10-20%, so the replay
+// compares search rules on one landscape each; the GPU bench judges them.
+// usage: node scripts/bench-replay.mjs [--budget-fraction 0.2] [--orders 10] [--slots 12] [--recorded DIR] [NAME ...]
+//        (NAME: a recorded grid's file name without .jsonl; default every file in --recorded)
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// where each recorded kernel's spec is
+const SPECS = { vibetensor_softmax: 'heldout-kernels', hv_log_softmax: 'heldout-kernels', tm_log_softmax: 'heldout-kernels', cs336_gelu: 'heldout-kernels',
+  nexxex_matmul: 'heldout-kernels', quick_gelu: 'gpu/tuner-kernels' };
+// what Triton launches with where a launch leaves an option out (a knob value of 0)
+const TRITON_DEFAULTS = { warps: 4, stages: 3 };
+
+function parseArgs(argv) {
+  const o = { fraction: 0.2, orders: 10, slots: 12, recorded: path.join(ROOT, 'scripts/gpu/recorded'), names: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--budget-fraction') o.fraction = Number(argv[++i]);
+    else if (a === '--orders') o.orders = Number(argv[++i]);
+    else if (a === '--slots') o.slots = Number(argv[++i]);
+    else if (a === '--recorded') o.recorded = path.resolve(argv[++i]);
+    else if (a.startsWith('--')) throw new Error(`unknown option ${a} (see the usage at the top of scripts/bench-replay.mjs)`);
+    else o.names.push(a);
+  }
+  if (!o.names.length) o.names = fs.readdirSync(o.recorded).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -'.jsonl'.length)).sort();
+  return o;
+}
+
+/** The engine as the CLI runs it, bundled from the TypeScript source. */
+async function loadEngine() {
+  const { build } = await import('esbuild');
+  const outfile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ke-replay-')), 'engine.cjs');
+  const contents = ['evolutionRun', 'tuneOperator', 'selection', 'knobs', 'kernelLocator', 'pairedScore']
+    .map((m) => `export * from './src/engine/${m}';`).join('\n');
+  await build({ stdin: { contents, resolveDir: ROOT, loader: 'ts' }, bundle: true, platform: 'node', format: 'cjs', outfile, logLevel: 'warning' });
+  return createRequire(import.meta.url)(outfile);
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+/** mulberry32: each order's evaluation times, reproducible. */
+function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A recorded grid as an evaluator: preparation of 40-80 ms (seeded) in parallel, then 3 ms under one lock. */
+class RecordedGrid {
+  constructor(engine, grid, baselineValues, slots, seed) {
+    Object.assign(this, { engine, grid, baselineValues, totalSlots: slots, hardware: 'nvidia-h200' });
+    this.random = seeded(seed);
+    this.lock = Promise.resolve();
+    this.outside = 0;
+  }
+
+  async evaluate(job, opts = {}) {
+    opts.onStart?.('replay');
+    const wait = (ms) => new Promise((resolve, reject) => {
+      const t = setTimeout(resolve, ms);
+      opts.signal?.addEventListener('abort', () => {
+        clearTimeout(t);
+        reject(new Error('aborted'));
+      }, { once: true });
+    });
+    await wait(40 + 40 * this.random());
+    let release;
+    const mine = new Promise((r) => { release = r; });
+    const before = this.lock;
+    this.lock = before.then(() => mine);
+    await before;
+    try {
+      await wait(3);
+    } finally {
+      release();
+    }
+    if (/KERNELEVOLVE_\w+_BY_/.test(job.candidateSource)) return { status: 'runtime_error', reason: 'per-shape tables are not replayed', host: 'replay' };
+    const values = this.engine.knobValues(this.engine.detectKnobs(job.candidateSource, 'python'));
+    const { row, exact } = this.grid.nearest(values, this.baselineValues);
+    if (!exact) this.outside++;
+    const shapes = row.shapes.map((s) => ({ shape: JSON.parse(s.key), baseline_ms: this.grid.baseline[s.key], candidate_ms: s.candidate_ms, speedup: this.grid.baseline[s.key] / s.candidate_ms }));
+    const speedup = this.grid.score(row);
+    return { status: 'ok', reason: 'Correct.', speedup, speedup_interval: [speedup / 1.02, speedup * 1.02], shapes, host: 'replay' };
+  }
+}
+
+function loadGrid(file) {
+  const rows = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.status === 'ok' && r.shapes);
+  const axes = Object.keys(rows[0].values);
+  const keys = rows[0].shapes.map((s) => s.key);
+  const baseline = Object.fromEntries(keys.map((k) => [k, median(rows.map((r) => r.shapes.find((s) => s.key === k).baseline_ms))]));
+  const score = (r) => Math.exp(r.shapes.reduce((a, s) => a + Math.log(baseline[s.key] / s.candidate_ms), 0) / r.shapes.length);
+  const effective = (name, v) => (v !== 0 ? v : /warps/i.test(name) ? TRITON_DEFAULTS.warps : /stages/i.test(name) ? TRITON_DEFAULTS.stages : v);
+  const nearest = (values, base) => {
+    let best;
+    let distance = Infinity;
+    for (const r of rows) {
+      const d = axes.reduce((a, name) => a + Math.abs(Math.log2(effective(name, values[name] ?? base[name]) / r.values[name])), 0);
+      if (d < distance) [best, distance] = [r, d];
+    }
+    return { row: best, exact: distance === 0 };
+  };
+  return { rows, baseline, score, nearest, best: Math.max(...rows.map(score)) };
+}
+
+const opts = parseArgs(process.argv.slice(2));
+const engine = await loadEngine();
+await engine.KernelLocator.get();
+console.log(`the tuner replayed on recorded grids: budget ${opts.fraction} of each grid's points, ${opts.orders} orders of verdicts, ${opts.slots} slots, no knowledge-base starts`);
+console.log('| recorded grid | points | grid best | budget | tuner / grid (lowest / median / highest) | orders >= 98% | outside the grid | cancelled |');
+console.log('|---|---:|---:|---:|---|---:|---:|---:|');
+for (const name of opts.names) {
+  const kernel = name.split('.')[0];
+  const specPath = path.join(ROOT, 'scripts', SPECS[kernel] ?? 'heldout-kernels', kernel, 'spec.py');
+  const specText = fs.readFileSync(specPath, 'utf8');
+  const sourcePath = path.resolve(path.dirname(specPath), /^SOURCE\s*=\s*["'](.+?)["']/m.exec(specText)[1]);
+  if (!fs.existsSync(sourcePath)) throw new Error(`${sourcePath} is missing: run bash scripts/external-kernels.sh first`);
+  const source = fs.readFileSync(sourcePath, 'utf8');
+  const grid = loadGrid(path.join(opts.recorded, `${name}.jsonl`));
+  const budget = Math.max(1, Math.floor(opts.fraction * grid.rows.length));
+  const baselineValues = engine.knobValues(engine.detectKnobs(source, 'python'));
+  const spec = { specPath, backend: 'triton', sourcePath, kernel: /^KERNEL\s*=\s*["'](.+?)["']/m.exec(specText)[1] };
+  const ratios = [];
+  let outside = 0;
+  let cancelled = 0;
+  for (let order = 1; order <= opts.orders; order++) {
+    const evaluator = new RecordedGrid(engine, grid, baselineValues, opts.slots, order);
+    const run = new engine.EvolutionRun({ runId: 'replay', runDir: path.join(os.tmpdir(), 'ke-replay-none'), spec, baselineSource: source,
+      operators: [new engine.TuneOperator({ fileName: path.basename(sourcePath), knowledgeDir: null })], evaluator, policy: new engine.GreedyPolicy(),
+      limits: { budget }, confirmTop: 0 });
+    await run.run();
+    const judged = run.candidates.filter((c) => c.state === 'done' && c.verdict?.status === 'ok');
+    ratios.push(Math.max(...judged.map((c) => engine.scoreOf(c))) / grid.best);
+    outside += evaluator.outside;
+    cancelled += run.candidates.filter((c) => c.state === 'cancelled').length;
+  }
+  const pct = (x) => `${(100 * x).toFixed(1)}%`;
+  const sorted = [...ratios].sort((a, b) => a - b);
+  console.log(`| ${name} | ${grid.rows.length} | ${grid.best.toFixed(2)}x | ${budget} | ${pct(sorted[0])} / ${pct(median(sorted))} / ${pct(sorted[sorted.length - 1])} | `
+    + `${ratios.filter((r) => r >= 0.98).length} of ${ratios.length} | ${(outside / opts.orders).toFixed(1)} a run | ${(cancelled / opts.orders).toFixed(1)} a run |`);
+}
