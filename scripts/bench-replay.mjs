@@ -52,23 +52,11 @@ async function loadEngine() {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-/** mulberry32: each order's evaluation times, reproducible. */
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A recorded grid as an evaluator: preparation of 40-80 ms (seeded) in parallel, then 3 ms under one lock. */
 class RecordedGrid {
   constructor(engine, grid, baselineValues, slots, seed) {
     Object.assign(this, { engine, grid, baselineValues, totalSlots: slots, hardware: 'nvidia-h200' });
-    this.random = seeded(seed);
+    this.random = engine.seededRandom(seed); // each order's evaluation times, reproducible
     this.lock = Promise.resolve();
     this.outside = 0;
   }

@@ -109,7 +109,7 @@ export function bracketing(moves: Move[], probed: readonly Knob[], count: number
 }
 
 /** mulberry32: a small deterministic generator, so a seed reproduces a run. */
-function seededRandom(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
