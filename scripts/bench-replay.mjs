@@ -19,9 +19,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// where each recorded kernel's spec is
-const SPECS = { vibetensor_softmax: 'heldout-kernels', hv_log_softmax: 'heldout-kernels', tm_log_softmax: 'heldout-kernels', cs336_gelu: 'heldout-kernels',
-  nexxex_matmul: 'heldout-kernels', quick_gelu: 'gpu/tuner-kernels' };
+// the folders a recorded kernel's spec may be in (scripts/<folder>/<kernel>/spec.py), as the GPU bench names them
+const SPEC_FOLDERS = ['heldout-kernels', 'public-kernels', 'gpu/tuner-kernels'];
 // what Triton launches with where a launch leaves an option out (a knob value of 0)
 const TRITON_DEFAULTS = { warps: 4, stages: 3 };
 
@@ -118,7 +117,8 @@ console.log('| recorded grid | points | grid best | budget | tuner / grid (lowes
 console.log('|---|---:|---:|---:|---|---:|---:|---:|');
 for (const name of opts.names) {
   const kernel = name.split('.')[0];
-  const specPath = path.join(ROOT, 'scripts', SPECS[kernel] ?? 'heldout-kernels', kernel, 'spec.py');
+  const specPath = SPEC_FOLDERS.map((f) => path.join(ROOT, 'scripts', f, kernel, 'spec.py')).find((p) => fs.existsSync(p));
+  if (!specPath) throw new Error(`no spec for ${kernel} in scripts/{${SPEC_FOLDERS.join(',')}}/${kernel}/`);
   const specText = fs.readFileSync(specPath, 'utf8');
   const sourcePath = path.resolve(path.dirname(specPath), /^SOURCE\s*=\s*["'](.+?)["']/m.exec(specText)[1]);
   if (!fs.existsSync(sourcePath)) throw new Error(`${sourcePath} is missing: run bash scripts/external-kernels.sh first`);
