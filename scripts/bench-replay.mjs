@@ -10,7 +10,10 @@
 // (--orders). It prints, per grid, the tuner's best over the grid's best (both recorded figures) over the orders.
 // A recorded point is one reading: on kernels of few long rows, single readings move by 10-20%, so the replay
 // compares search rules on one landscape each; the GPU bench judges them.
-// usage: node scripts/bench-replay.mjs [--budget-fraction 0.2] [--orders 10] [--slots 12] [--recorded DIR] [NAME ...]
+// usage: node scripts/bench-replay.mjs [--budget-fraction 0.2] [--orders 10] [--slots 12] [--refund-share S]
+//        [--recorded DIR] [NAME ...]
+//        [--trace] (--refund-share: the share of the budget that cancelled candidates may give back; default the
+//        engine's; --trace: each order's candidates, their settings, modes, states and scores, on stderr)
 //        (NAME: a recorded grid's file name without .jsonl; default every file in --recorded)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,12 +28,14 @@ const SPEC_FOLDERS = ['heldout-kernels', 'public-kernels', 'gpu/tuner-kernels'];
 const TRITON_DEFAULTS = { warps: 4, stages: 3 };
 
 function parseArgs(argv) {
-  const o = { fraction: 0.2, orders: 10, slots: 12, recorded: path.join(ROOT, 'scripts/gpu/recorded'), names: [] };
+  const o = { fraction: 0.2, orders: 10, slots: 12, refundShare: undefined, trace: false, recorded: path.join(ROOT, 'scripts/gpu/recorded'), names: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--budget-fraction') o.fraction = Number(argv[++i]);
     else if (a === '--orders') o.orders = Number(argv[++i]);
     else if (a === '--slots') o.slots = Number(argv[++i]);
+    else if (a === '--refund-share') o.refundShare = Number(argv[++i]);
+    else if (a === '--trace') o.trace = true;
     else if (a === '--recorded') o.recorded = path.resolve(argv[++i]);
     else if (a.startsWith('--')) throw new Error(`unknown option ${a} (see the usage at the top of scripts/bench-replay.mjs)`);
     else o.names.push(a);
@@ -134,8 +139,14 @@ for (const name of opts.names) {
     const evaluator = new RecordedGrid(engine, grid, baselineValues, opts.slots, order);
     const run = new engine.EvolutionRun({ runId: 'replay', runDir: path.join(os.tmpdir(), 'ke-replay-none'), spec, baselineSource: source,
       operators: [new engine.TuneOperator({ fileName: path.basename(sourcePath), knowledgeDir: null })], evaluator, policy: new engine.GreedyPolicy(),
-      limits: { budget }, confirmTop: 0 });
+      limits: { budget }, confirmTop: 0, refundShare: opts.refundShare });
     await run.run();
+    if (opts.trace) {
+      console.error(`${name} order ${order}:`);
+      for (const c of run.candidates) {
+        console.error(`  ${c.id} ${c.mode ?? ''} from ${c.parents[0] ?? '-'} ${JSON.stringify(c.knobs ?? {})} ${c.state}${c.verdict ? ` ${engine.scoreOf(c).toFixed(3)}` : ''}`);
+      }
+    }
     const judged = run.candidates.filter((c) => c.state === 'done' && c.verdict?.status === 'ok');
     ratios.push(Math.max(...judged.map((c) => engine.scoreOf(c))) / grid.best);
     outside += evaluator.outside;

@@ -93,6 +93,19 @@ HV_FILES=(
   utils/validation.py
 )
 
+# modded-nanogpt's fused softcapped cross-entropy (KellerJordan/modded-nanogpt, MIT; the Triton version before it
+# became CUDA): one program a row, the logits' row read in BLOCK_SIZE steps once (a running maximum and sum of
+# exponentials of the softcapped logits), then the loss at the targets; launched with the literals
+# `BLOCK_SIZE=1024, num_warps=8, num_stages=4`. Its section of triton_kernels.py (the two kernels and their
+# autograd Function) is cut out by the syntax tree, as published, into a module of its own: the rest of the file is
+# other kernels (autotuned matmuls). Held out like the CS336 kernels.
+MNG_REPO=KellerJordan/modded-nanogpt
+MNG_COMMIT=71af6208373d6065da641eb3cf9cc0acb1ce6b93
+MNG_FILES=(
+  triton_kernels.py
+  LICENSE
+)
+
 # A git directory holding COMMIT of REPO: the local mirror, or a bare repository under $DEST/.git-cache
 # filled by one shallow fetch from GitHub.
 git_dir() {
@@ -199,6 +212,31 @@ extract "$NEXXEX_REPO" "$NEXXEX_COMMIT" nexxex "${NEXXEX_FILES[@]}"
 extract "$TM_REPO" "$TM_COMMIT" batch-invariant-ops "${TM_FILES[@]}"
 extract "$VT_REPO" "$VT_COMMIT" vibetensor "${VT_FILES[@]}"
 extract "$HV_REPO" "$HV_COMMIT" hv-triton-kernels "${HV_FILES[@]}"
+extract "$MNG_REPO" "$MNG_COMMIT" modded-nanogpt "${MNG_FILES[@]}"
+python3 - "$DEST/modded-nanogpt" <<'PY'
+import ast, os, sys
+folder = sys.argv[1]
+path = os.path.join(folder, "triton_kernels.py")
+text = open(path, encoding="utf-8").read()
+lines = text.splitlines()
+wanted = ["fused_softcapped_entropy_fwd_kernel", "fused_softcapped_entropy_bwd_kernel", "FusedSoftcappedCrossEntropy"]
+found = {n.name: n for n in ast.parse(text).body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in wanted}
+missing = [w for w in wanted if w not in found]
+if missing:
+    sys.exit(f"{path}: no {', '.join(missing)}; update scripts/external-kernels.sh.")
+parts = []
+for name in wanted:
+    node = found[name]
+    start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    parts.append("\n".join(lines[start - 1:node.end_lineno]))
+out = ("# The fused softcapped cross-entropy's kernels and autograd Function, as published in KellerJordan/modded-nanogpt\n"
+       "# triton_kernels.py (cut out by scripts/external-kernels.sh)\nimport torch\nimport triton\nimport triton.language as tl\n\n\n"
+       + "\n\n\n".join(parts) + "\n")
+ast.parse(out)
+with open(os.path.join(folder, "softcapped_ce.py"), "w", encoding="utf-8") as f:
+    f.write(out)
+os.remove(path)
+PY
 
 # packaging (Version) is imported by liger_kernel.ops.utils; a bare GPU box may lack it. This stand-in is found
 # only when the real one is missing (the specs put $DEST/fallback last on sys.path).
@@ -238,7 +276,8 @@ PY
 
 for f in "$DEST"/Liger-Kernel/src/liger_kernel/ops/*.py "$DEST"/unsloth/unsloth/kernels/*.py "$DEST"/cs336/*.py "$DEST"/nexxex/kernels/kernels_t/*.py \
          "$DEST"/batch-invariant-ops/batch_invariant_ops/*.py "$DEST"/vibetensor/vibe_kernels/common/*.py \
-         "$DEST"/vibetensor/vibe_kernels/softmax/impl/*.py "$DEST"/hv-triton-kernels/kernels/*.py "$DEST"/hv-triton-kernels/utils/*.py; do
+         "$DEST"/vibetensor/vibe_kernels/softmax/impl/*.py "$DEST"/hv-triton-kernels/kernels/*.py "$DEST"/hv-triton-kernels/utils/*.py \
+         "$DEST"/modded-nanogpt/*.py; do
   python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f"
 done
-echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}, nexxex@${NEXXEX_COMMIT:0:10}, batch-invariant-ops@${TM_COMMIT:0:10}, vibetensor@${VT_COMMIT:0:10}, hv-triton-kernels@${HV_COMMIT:0:10}"
+echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}, nexxex@${NEXXEX_COMMIT:0:10}, batch-invariant-ops@${TM_COMMIT:0:10}, vibetensor@${VT_COMMIT:0:10}, hv-triton-kernels@${HV_COMMIT:0:10}, modded-nanogpt@${MNG_COMMIT:0:10}"

@@ -30,7 +30,7 @@ export type EngineEvent =
   | { type: 'progress'; evaluated: number; budget?: number; best: number; etaS?: number; at: number;
       /** Budget units used (proposals, duplicates and invalid answers), evaluations in flight, and the waste. */
       used?: number; inFlight?: number; duplicates?: number; invalid?: number;
-      /** Speculative candidates cancelled as moot (counted in `used`: each cost its unit). */
+      /** Speculative candidates cancelled as moot (counted in `used` unless their unit was given back). */
       cancelled?: number;
       /** The candidate `best` belongs to. */ bestId?: string }
   | { type: 'usage'; promptTokens: number; completionTokens: number; costUsd?: number; at: number }

@@ -40,6 +40,8 @@ export interface EvolutionOptions {
   limits: TerminationLimits;
   /** Proposals made without a parent before refinement starts (KernelEvolve's drafting phase). */
   draftBudget?: number;
+  /** The share of the budget that candidates cancelled as moot may give back (default REFUND_SHARE). */
+  refundShare?: number;
   /** Proposals being generated + candidates waiting + candidates being judged; default: the pool's slots. */
   pipelineDepth?: number;
   /** A stored run to continue: its candidates (judged or not) and the budget it already used. */
@@ -103,11 +105,13 @@ export class EvolutionRun {
       depth: Math.max(1, opts.pipelineDepth ?? opts.evaluator.totalSlots),
       draftBudget: opts.draftBudget ?? (budget !== undefined ? Math.min(budget, Math.max(3, Math.round(budget * 0.1))) : 4),
       budget,
+      refundShare: opts.refundShare,
       maxOperatorFailures: opts.maxOperatorFailures ?? 3,
     });
     if (opts.resume) {
       for (const c of [...opts.resume.candidates].sort((a, b) => a.id.localeCompare(b.id))) this.adopt(c);
-      this.scheduler.resume({ ...opts.resume, used: Math.max(opts.resume.used, this.candidates.length - 1) });
+      const kept = this.candidates.filter((c) => c.state !== 'cancelled').length - 1;
+      this.scheduler.resume({ ...opts.resume, used: Math.max(opts.resume.used, kept) });
     }
   }
 
@@ -386,7 +390,8 @@ export class EvolutionRun {
   }
 
   /** Cancels the speculative children that `judged`'s verdict made moot: off the queue, or their evaluation stopped
-   *  (its slot and the device's timing lock go to the rest of the wave). Their budget units stay spent. */
+   *  (its slot and the device's timing lock go to the rest of the wave). Their budget units are given back up to
+   *  the scheduler's refund share (speculation.ts). */
   private cancelMoot(judged: Candidate): void {
     for (const { candidate: c, reason } of mootChildren(judged, this.candidates)) {
       const queued = this.evalQueue.indexOf(c);
@@ -396,7 +401,8 @@ export class EvolutionRun {
       this.store.release(c);
       this.evaluating.get(c.id)?.abort(new Error(`cancelled: ${reason}`));
       this.scheduler.cancelled++;
-      this.log('info', `Cancelled ${c.id}: ${reason}.`);
+      const refunded = this.scheduler.refund();
+      this.log('info', `Cancelled ${c.id}: ${reason}${refunded ? ' (its budget unit given back)' : ''}.`);
       this.emit({ type: 'candidate-cancelled', candidate: c, at: Date.now() });
     }
   }

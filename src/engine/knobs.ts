@@ -84,11 +84,12 @@ function withValue(values: number[], v: number): number[] {
   return [...new Set([...values, v])].sort((a, b) => a - b);
 }
 
-/** The values a knob may take: powers of two for sizes, 1..16 warps, 1..6 stages, always keeping the current value. */
+/** The values a knob may take: powers of two for sizes, 1..32 warps (a thread block of 1024 threads), 1..6 stages
+ *  (1..8 for native code), always keeping the current value. */
 export function domainOf(role: KnobRole, value: number, backend: 'triton' | 'native'): number[] {
   switch (role) {
     case 'warps':
-      return withValue(backend === 'triton' ? [1, 2, 4, 8, 16] : powersOfTwo(1, Math.max(32, value)), value);
+      return withValue(powersOfTwo(1, Math.max(32, value)), value);
     case 'stages':
       return withValue(backend === 'triton' ? [1, 2, 3, 4, 5, 6] : [1, 2, 3, 4, 5, 6, 7, 8], value);
     case 'group':

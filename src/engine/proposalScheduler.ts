@@ -9,6 +9,9 @@ import type { SelectionPolicy, SelectionView } from './selection';
 import { speculativeParent } from './speculation';
 import { sourceHash, type SourceLanguage } from './sourceText';
 
+/** The share of a run's budget that candidates cancelled as moot may give back (speculation.ts says why). */
+export const REFUND_SHARE = 0.25;
+
 export interface SchedulerOptions {
   operators: Operator[];
   policy: SelectionPolicy;
@@ -20,6 +23,8 @@ export interface SchedulerOptions {
   draftBudget: number;
   /** Budget units for the whole run (undefined: no limit). */
   budget?: number;
+  /** The share of the budget that candidates cancelled as moot may give back (default REFUND_SHARE). */
+  refundShare?: number;
   /** An operator that fails this many times in a row is dropped. */
   maxOperatorFailures: number;
 }
@@ -31,10 +36,13 @@ export interface ProposalSink {
 }
 
 export class ProposalScheduler {
-  /** Budget units used: every proposal (new, duplicate, cancelled as moot) and every invalid answer. */
+  /** Budget units used: every proposal (new, duplicate, cancelled as moot and not given back) and every invalid
+   *  answer. */
   used = 0;
-  /** Speculative candidates cancelled as moot (each still cost its unit). */
+  /** Speculative candidates cancelled as moot. */
   cancelled = 0;
+  /** Units given back for candidates cancelled as moot (refund). */
+  refunded = 0;
   duplicates = 0;
   invalid = 0;
   /** Proposals being generated now. */
@@ -70,6 +78,16 @@ export class ProposalScheduler {
     this.duplicates = counters.duplicates ?? 0;
     this.invalid = counters.invalid ?? 0;
     this.draftsUsed = this.opts.store.candidates.filter((c) => c.mode === 'draft').length;
+  }
+
+  /** A candidate cancelled as moot gives its unit back while the run's refunds stay within their share of the
+   *  budget (see speculation.ts). Returns whether it did. */
+  refund(): boolean {
+    const { budget, refundShare = REFUND_SHARE } = this.opts;
+    if (budget === undefined || this.refunded >= Math.round(budget * refundShare) || this.used <= 0) return false;
+    this.used--;
+    this.refunded++;
+    return true;
   }
 
   budgetLeft(): number {

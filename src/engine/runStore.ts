@@ -20,7 +20,7 @@ import type { Verdict } from '../contract/verdict';
 export const RUN_FORMAT = 1;
 
 export interface RunCounters {
-  /** Budget units used: every proposal (new, duplicate, cancelled as moot) and every invalid answer. */
+  /** Budget units used: every proposal (new, duplicate, cancelled as moot and not given back) and every invalid answer. */
   used: number;
   evaluated: number;
   duplicates: number;

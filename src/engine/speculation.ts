@@ -8,9 +8,13 @@
 // of the softmax example on a plateau, two minutes of 12 slots: 268 candidates judged and 2 stopped, against 89
 // judged and 117 stopped when every pending child of the best came first). When the parent's verdict comes in
 // and makes its speculative children moot, they are cancelled: taken off the queue or stopped, never judged.
-// Their budget units stay spent: giving them back starts a new wave of refills after the others are judged,
-// which on a host whose time goes into compiling and checking costs more than the speculation saved (in the same
-// model, budget 20: 33-45 s with refills, 21-26 s without, 27 s waiting).
+// Their budget units come back up to a quarter of the budget (REFUND_SHARE in proposalScheduler.ts): a small budget
+// (20% of a grid's points) can lose a third of its units to moot children, and so judge few settings around the
+// draft that paid (bench:replay, a held-out log-softmax's recorded grid, budget 14, 5 cancelled a run: 2 of 10
+// orders of verdicts reach 98% of the grid's best with a quarter back, none with none back). Every unit back would
+// start waves of refills after the others are judged, which on a host whose time goes into compiling and checking
+// costs more than the speculation saved (in the same model, budget 20: 33-45 s with every unit back, 21-26 s with
+// none, 27 s waiting); a quarter costs the one-wave test 0.9 s (17.5 s).
 import type { Candidate } from './candidate';
 import { scoreInterval, scoreOf } from './pairedScore';
 import { shapeWinners } from './shapeWinners';

@@ -402,13 +402,19 @@ export class TuneOperator implements Operator {
     if (!targets.length && !rowsOnly) targets = set.knobs.filter((k) => k.role === 'generic' && k.domain.length > 4);
     if (!targets.length) targets = set.knobs.filter((k) => k.role === 'warps');
     if (!targets.length) return [];
-    // every quantile's probe is computed; `probes` of them are drafted (see bracketing below)
-    let quantiles = [0.5, 0.3, 0.7, 0.15, 0.85];
+    // every quantile's probe is computed; `probes` of them are drafted (see bracketing below). Blocks are drafted
+    // across their domain (the middle and a sixth in from either end): a block's best is often at an end of its
+    // domain (a looped softmax over vocabulary-wide rows at 8192 of 16-8192), too far for refinements from the
+    // middle quantiles to reach within a budget; warps and other knobs, closer in
+    const blocks = targets.some((k) => k.role === 'block');
+    let quantiles = blocks ? [0.5, 1 / 6, 5 / 6, 0.3, 0.7] : [0.5, 0.3, 0.7, 0.15, 0.85];
     if (this.seed !== undefined) {
       const rnd = seededRandom(this.seed);
       quantiles = quantiles.map((q) => Math.min(1, Math.max(0, q + (rnd() - 0.5) * 0.2)));
     }
-    // probes whose warps could not follow their blocks (at the end of their domain): a poor probe of those blocks
+    // probes whose warps could not follow their blocks down (a block too small for one warp at the share of it each
+    // thread had): a poor probe of those blocks, drafted only where no other is left. A block too large for the
+    // most warps (32: a thread block's 1024 threads) is probed at the most warps it can have, the best probe of it
     const clamped = new Set<Move>();
     const moves = quantiles.map((q) => {
       const move: Move = {};
@@ -425,7 +431,7 @@ export class TuneOperator implements Operator {
         const at = position(k, current[k.name]);
         const to = Math.min(k.domain.length - 1, Math.max(0, at + step));
         if (to !== at) move[k.name] = to - at;
-        if (to !== at + step) clamped.add(move);
+        if (to > at + step) clamped.add(move);
       }
       if (tile) {
         const valueAt = (k: Knob) => k.domain[Math.min(k.domain.length - 1, Math.max(0, position(k, current[k.name]) + move[k.name]))];
@@ -445,7 +451,8 @@ export class TuneOperator implements Operator {
       }
       return move;
     });
-    return bracketing(moves, targets, this.probes, (m) => !clamped.has(m));
+    const sound = (m: Move) => !clamped.has(m);
+    return bracketing([...moves.filter(sound), ...moves.filter((m) => !sound(m))], targets, this.probes, sound);
   }
 
   private refineMoves(parent: Candidate, set: KnobSet, all: readonly Candidate[], stats: MoveStats, scoreOf: (c: Candidate) => number, kernelClass?: KernelClass): Move[] {

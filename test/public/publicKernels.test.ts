@@ -107,6 +107,8 @@ describe('public Triton kernels (specs outside the repository)', () => {
     // module constants passed by name at every launch (after a small-row launch's computed `BLOCK_SIZE=` keyword):
     // the constants themselves, one knob each
     expect(await searched('hv_log_softmax')).toEqual([expect.stringMatching(/^BLOCK_SIZE@\d+=1024$/), 'NUM_STAGES=2', 'NUM_WARPS=4']);
+    // literal block, warps and stages at the forward's launch, all three searched
+    expect(await searched('mng_softcapped_ce')).toEqual(['BLOCK_SIZE=1024', 'num_stages=4', 'num_warps=8']);
     // tiles from the launcher's parameter defaults, passed by position; the stages left to Triton (0: as launched)
     expect(await searched('nexxex_matmul')).toEqual(['BLOCK_K=32', 'BLOCK_M=128', 'BLOCK_N=128', 'num_stages=0', 'num_warps=4']);
   });

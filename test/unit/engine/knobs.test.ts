@@ -97,7 +97,7 @@ describe('knob detection in Triton', () => {
     expect(names).toEqual(expect.arrayContaining(['cfg0.BLOCK_M', 'cfg0.BLOCK_N', 'cfg0.BLOCK_K', 'cfg0.GROUP_M', 'cfg0.num_warps', 'cfg0.num_stages', 'cfg1.BLOCK_K', 'cfg1.num_warps']));
     expect(names.some((n) => n.includes('999') || n === 'BLOCK_M')).toBe(false);
     const warps = set.knobs.find((k) => k.name === 'cfg0.num_warps')!;
-    expect(warps.domain).toEqual([1, 2, 4, 8, 16]);
+    expect(warps.domain).toEqual([1, 2, 4, 8, 16, 32]);
     const stages = set.knobs.find((k) => k.name === 'cfg1.num_stages')!;
     expect(stages.domain).toEqual([1, 2, 3, 4, 5, 6]);
     const bk = set.knobs.find((k) => k.name === 'cfg1.BLOCK_K')!;
@@ -136,7 +136,7 @@ describe('roles and domains', () => {
 
   it('keeps the current value in every domain', () => {
     expect(domainOf('block', 48, 'native')).toContain(48);
-    expect(domainOf('warps', 4, 'triton')).toEqual([1, 2, 4, 8, 16]);
+    expect(domainOf('warps', 4, 'triton')).toEqual([1, 2, 4, 8, 16, 32]);
     expect(domainOf('generic', 3000, 'native')).toContain(8192);
   });
 });
@@ -151,7 +151,7 @@ describe('knob detection on the bundled examples', () => {
     expect(Object.keys(byName).sort()).toEqual(['BLOCK_K', 'BLOCK_M', 'BLOCK_N', 'num_stages', 'num_warps']);
     expect(byName.BLOCK_M).toMatchObject({ kind: 'py-constant', role: 'block', value: 32 });
     expect(Math.min(...byName.BLOCK_K.domain)).toBe(16);
-    expect(byName.num_warps.domain).toEqual([1, 2, 4, 8, 16]);
+    expect(byName.num_warps.domain).toEqual([1, 2, 4, 8, 16, 32]);
     expect(byName.num_stages.domain).toEqual([1, 2, 3, 4, 5, 6]);
     const out = applyKnobs(src, set, { BLOCK_M: 128, num_warps: 8, num_stages: 3 });
     expect(out).toContain('    BLOCK_M = 128\n');

@@ -289,9 +289,10 @@ describe('a row reduction whose block of rows is a loop (the softmax example: on
     const summary = await run.run();
     const drafts = run.candidates.filter((c) => c.mode === 'draft').map((c) => evaluator.jobs.find((j) => j.id === c.id)!.values);
     expect(drafts.length).toBeGreaterThan(0);
-    expect(drafts).toEqual([{ BLOCK: 0, row_block: 1, num_warps: 4, num_stages: 1 }, { BLOCK: 0, row_block: 1, num_warps: 2, num_stages: 1 },
-      { BLOCK: 0, row_block: 1, num_warps: 8, num_stages: 1 }]);
-    expect(evaluator.jobs.length - 1).toBeLessThanOrEqual(budget);
+    // the warps' middle quantiles (of 1-32)
+    expect(drafts).toEqual([{ BLOCK: 0, row_block: 1, num_warps: 8, num_stages: 1 }, { BLOCK: 0, row_block: 1, num_warps: 4, num_stages: 1 },
+      { BLOCK: 0, row_block: 1, num_warps: 16, num_stages: 1 }]);
+    expect(run.candidates.filter((c) => c.state === 'done').length - 1).toBeLessThanOrEqual(budget);
     expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.98);
   });
 });
