@@ -264,6 +264,12 @@ async function benchOne(specPath, opts, knobs, tmp) {
     tunerS = (Date.now() - t0) / 1000;
   }
   const verdicts = fs.readFileSync(path.join(runDir, 'verdicts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  // the tuner's evaluations: its candidates judged (the baseline aside); those stopped as moot (speculation.ts) are
+  // counted beside them, never as evaluations of the search's budget
+  const metas = fs.readdirSync(path.join(runDir, 'candidates')).filter((f) => /^c\d+\.json$/.test(f) && f !== 'c0000.json')
+    .map((f) => JSON.parse(fs.readFileSync(path.join(runDir, 'candidates', f), 'utf8')));
+  const tunerJudged = metas.filter((m) => m.verdict).length;
+  const tunerStopped = metas.filter((m) => m.state === 'cancelled').length;
   const tunerBestFile = path.join(runDir, 'candidates', `${tuner.best.id}${path.extname(sourcePath)}`);
 
   // the exhaustive grid over the same knobs
@@ -380,7 +386,7 @@ async function benchOne(specPath, opts, knobs, tmp) {
     sameSetting: tunerValuesOf(runDir, tuner.best.id, gridBest.values),
     final: opts.final,
     tuner: { id: tuner.best.id, mode: tunerMeta.mode, values: tunerMeta.knobs, measured: score(tunerC.first), retimed: tunerMedian,
-      evaluations: tuner.candidates - 1, seconds: tunerS, reach90: reach < 0 ? null : reach + 1, starts: opts.noStarts ? 'none' : 'knowledge base' },
+      evaluations: tunerJudged, stopped: tunerStopped, seconds: tunerS, reach90: reach < 0 ? null : reach + 1, starts: opts.noStarts ? 'none' : 'knowledge base' },
     fraction: tunerMedian / gridMedian,
     // the share on the re-timed figures of the same rounds (each shape's best launch and the tuner's best)
     perShape: { shapes: perShape.map((p, i) => ({ ...p, file: undefined, retimed: shapeRetimed[i], overTuner: paired.shapes?.[i] })), reachable, reachableRetimed,
@@ -412,7 +418,7 @@ const out = [
   line(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---']),
   ...rows.map((r) => line([r.kernel, r.gridPoints, `${r.gridBest.measured.toFixed(2)}x / ${r.gridBest.retimed.toFixed(2)}x`,
     `${r.tuner.measured.toFixed(2)}x / ${r.tuner.retimed.toFixed(2)}x${r.tuner.mode === 'dispatch' ? ' (per-shape table)' : ''}`, `${(100 * r.fraction).toFixed(1)}%${r.sameSetting ? ' (same setting)' : ''}`,
-    r.tuner.evaluations, `${(100 * r.tuner.evaluations / r.gridPoints).toFixed(0)}%`, r.tuner.reach90 ?? 'not reached',
+    `${r.tuner.evaluations}${r.tuner.stopped ? ` (+${r.tuner.stopped} stopped as moot)` : ''}`, `${(100 * r.tuner.evaluations / r.gridPoints).toFixed(0)}%`, r.tuner.reach90 ?? 'not reached',
     `${r.perShape.reachable.toFixed(3)}x / ${r.perShape.reachableRetimed.toFixed(3)}x / ${r.perShape.paired.reachable?.toFixed(3) ?? '-'}x`, shareCell(r.perShape), r.tuner.seconds.toFixed(0),
     `${r.tuner.starts}${r.asWrittenIsGridBest ? '; AS WRITTEN = GRID BEST' : ''}${r.startIsGridBest.length ? `; START ${r.startIsGridBest.join(',')} = GRID BEST` : ''}`])),
   '',

@@ -35,13 +35,18 @@ def launch(k, logits, targets, mtp_weights):
 
 
 def reference(logits, targets, mtp_weights):
+    # as the kernel defines the loss for any weights and targets: a weight that is not positive, and a target
+    # outside the vocabulary (an ignored position), add nothing
     z = A * torch.sigmoid((logits.double() + B) / C)
     lse = torch.logsumexp(z, dim=-1)
-    n = logits.shape[0]
+    n, cols = logits.shape
     loss = torch.zeros(n, dtype=torch.float64, device=logits.device)
+    weights = mtp_weights.double().clamp(min=0)
     for k in range(mtp_weights.shape[0]):
-        rows = torch.arange(n - k, device=logits.device)
-        loss[: n - k] += mtp_weights[k].double() * (lse[: n - k] - z[rows, targets[k:]])
+        t = targets[k:]
+        kept = (t >= 0) & (t < cols)
+        z_target = z[torch.arange(n - k, device=logits.device), t.clamp(0, cols - 1)]
+        loss[: n - k] += torch.where(kept, weights[k] * (lse[: n - k] - z_target), 0.0)
     return loss.float()
 
 
