@@ -267,6 +267,9 @@ export class EvolutionRun {
           this.closingRounds++;
           if (await this.conclude()) continue;
           this.closingRounds = CLOSING_ROUNDS; // nothing more to close with
+          // the unit kept for a closing proposal that did not come goes back to the search (a held-out log-softmax's
+          // run of budget 14 ended with 13 spent: its shapes agreed, so no table was proposed)
+          if (!this.stopping && !this.termination() && this.startProposals()) continue;
         }
         if (reason === 'budget' || this.scheduler.spent) return 'budget';
         if (!proposed) return 'exhausted';

@@ -241,7 +241,7 @@ describe('shape-aware dispatch', () => {
     expect(Math.max(...singles.map((c) => c.verdict!.speedup!))).toBeLessThan(summary.best!.speedup);
   });
 
-  it('proposes no dispatch when one setting wins every shape', { timeout: 120_000 }, async () => {
+  it('proposes no dispatch when one setting wins every shape, and gives the unit it kept for one to the search', { timeout: 120_000 }, async () => {
     const sameBest = (s: Record<string, number>, meta: Record<string, unknown>) => (s.rows * s.cols) / 1e6 * Math.exp(0.4 * (Math.log2(meta.num_warps as number) - 3) ** 2);
     const evaluator = new LaunchEvaluator(python, src, shapes, call, sameBest);
     const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/k.py', kernel: '_scale_rows_kernel' };
@@ -250,6 +250,8 @@ describe('shape-aware dispatch', () => {
     const summary = await run.run();
     expect(run.candidates.some((c) => c.mode === 'dispatch')).toBe(false);
     expect(evaluator.jobs.find((j) => j.id === summary.best!.id)!.meta.map((m) => m.num_warps)).toEqual([8, 8]);
+    // the whole budget is spent: the unit kept for a closing table (two shapes) went to one more setting
+    expect(run.candidates.filter((c) => c.state !== 'cancelled').length - 1).toBe(10);
   });
 });
 
