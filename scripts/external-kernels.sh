@@ -141,6 +141,34 @@ extract() {
   printf '%s %s\n' "$repo" "$commit" > "$DEST/$target/PINNED"
 }
 
+# cut_out FOLDER FILE MODULE SOURCE NAME...: the top-level functions and classes NAME of FOLDER/FILE (a file that is
+# more than its kernels: a lecture, a module of other kernels), each with its decorators and as published, cut out by
+# the syntax tree into FOLDER/MODULE after a header naming SOURCE; FILE is removed.
+cut_out() {
+  python3 - "$@" <<'PY'
+import ast, os, sys
+folder, name, module, source, *wanted = sys.argv[1:]
+path = os.path.join(folder, name)
+text = open(path, encoding="utf-8").read()
+lines = text.splitlines()
+found = {n.name: n for n in ast.parse(text).body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in wanted}
+missing = [w for w in wanted if w not in found]
+if missing:
+    sys.exit(f"{path}: no {', '.join(missing)}; update scripts/external-kernels.sh.")
+parts = []
+for w in wanted:
+    node = found[w]
+    start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    parts.append("\n".join(lines[start - 1:node.end_lineno]))
+out = (f"# {', '.join(wanted)}, as published in {source} {name}\n# (cut out by scripts/external-kernels.sh)\n"
+       "import torch\nimport triton\nimport triton.language as tl\n\n\n" + "\n\n\n".join(parts) + "\n")
+ast.parse(out)
+with open(os.path.join(folder, module), "w", encoding="utf-8") as f:
+    f.write(out)
+os.remove(path)
+PY
+}
+
 extract "$LIGER_REPO" "$LIGER_COMMIT" Liger-Kernel "${LIGER_FILES[@]}"
 # liger_kernel/__init__.py and liger_kernel/ops/__init__.py import every operator and every backend
 # (CuTe DSL, Ascend, transformers patches); the kernels import their modules directly, so empty packages do.
@@ -183,60 +211,15 @@ PY
 extract "$CS336_REPO" "$CS336_COMMIT" cs336 "${CS336_FILES[@]}"
 # lecture_06.py is a lecture (it imports the course's page-rendering helpers and runs benchmarks); its Triton
 # kernels and their launchers are cut out by the syntax tree, as published, into a module of their own.
-python3 - "$DEST/cs336" <<'PY'
-import ast, os, sys
-folder = sys.argv[1]
-path = os.path.join(folder, "lecture_06.py")
-text = open(path, encoding="utf-8").read()
-lines = text.splitlines()
-wanted = ["triton_gelu", "triton_gelu_kernel", "triton_softmax", "triton_softmax_kernel"]
-found = {n.name: n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name in wanted}
-missing = [w for w in wanted if w not in found]
-if missing:
-    sys.exit(f"{path}: no function {', '.join(missing)}; update scripts/external-kernels.sh.")
-parts = []
-for name in wanted:
-    fn = found[name]
-    start = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
-    parts.append("\n".join(lines[start - 1:fn.end_lineno]))
-out = ("# triton_gelu and triton_softmax with their kernels, as published in stanford-cs336/spring2025-lectures\n"
-       "# lecture_06.py (cut out by scripts/external-kernels.sh)\nimport torch\nimport triton\nimport triton.language as tl\n\n\n"
-       + "\n\n\n".join(parts) + "\n")
-ast.parse(out)
-with open(os.path.join(folder, "cs336_kernels.py"), "w", encoding="utf-8") as f:
-    f.write(out)
-os.remove(path)
-PY
+cut_out "$DEST/cs336" lecture_06.py cs336_kernels.py "$CS336_REPO" triton_gelu triton_gelu_kernel triton_softmax triton_softmax_kernel
 
 extract "$NEXXEX_REPO" "$NEXXEX_COMMIT" nexxex "${NEXXEX_FILES[@]}"
 extract "$TM_REPO" "$TM_COMMIT" batch-invariant-ops "${TM_FILES[@]}"
 extract "$VT_REPO" "$VT_COMMIT" vibetensor "${VT_FILES[@]}"
 extract "$HV_REPO" "$HV_COMMIT" hv-triton-kernels "${HV_FILES[@]}"
 extract "$MNG_REPO" "$MNG_COMMIT" modded-nanogpt "${MNG_FILES[@]}"
-python3 - "$DEST/modded-nanogpt" <<'PY'
-import ast, os, sys
-folder = sys.argv[1]
-path = os.path.join(folder, "triton_kernels.py")
-text = open(path, encoding="utf-8").read()
-lines = text.splitlines()
-wanted = ["fused_softcapped_entropy_fwd_kernel", "fused_softcapped_entropy_bwd_kernel", "FusedSoftcappedCrossEntropy"]
-found = {n.name: n for n in ast.parse(text).body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in wanted}
-missing = [w for w in wanted if w not in found]
-if missing:
-    sys.exit(f"{path}: no {', '.join(missing)}; update scripts/external-kernels.sh.")
-parts = []
-for name in wanted:
-    node = found[name]
-    start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-    parts.append("\n".join(lines[start - 1:node.end_lineno]))
-out = ("# The fused softcapped cross-entropy's kernels and autograd Function, as published in KellerJordan/modded-nanogpt\n"
-       "# triton_kernels.py (cut out by scripts/external-kernels.sh)\nimport torch\nimport triton\nimport triton.language as tl\n\n\n"
-       + "\n\n\n".join(parts) + "\n")
-ast.parse(out)
-with open(os.path.join(folder, "softcapped_ce.py"), "w", encoding="utf-8") as f:
-    f.write(out)
-os.remove(path)
-PY
+cut_out "$DEST/modded-nanogpt" triton_kernels.py softcapped_ce.py "$MNG_REPO" \
+  fused_softcapped_entropy_fwd_kernel fused_softcapped_entropy_bwd_kernel FusedSoftcappedCrossEntropy
 
 # packaging (Version) is imported by liger_kernel.ops.utils; a bare GPU box may lack it. This stand-in is found
 # only when the real one is missing (the specs put $DEST/fallback last on sys.path).
