@@ -217,8 +217,8 @@ if has grid; then
       hv_log_softmax) bench grid hv_log_softmax "${HV_TIMEOUT:-300}" scripts/heldout-kernels/hv_log_softmax/spec.py --budget-fraction 0.2 \
         --axis BLOCK_SIZE@13=256,512,1024,2048,4096,8192 --axis NUM_WARPS=2,4,8,16 --axis NUM_STAGES=1,2,3 ;;
       # held out: modded-nanogpt's fused softcapped cross-entropy (forward) on bf16 logits of vocabulary width (literal
-      # BLOCK_SIZE=1024, num_warps=8, num_stages=4): 90 points. Chosen after every rule of the search was written (the
-      # wide block drafts, the refunds of moot candidates, warps to 32) and before any grid of it
+      # BLOCK_SIZE=1024, num_warps=8, num_stages=4): 90 points. Chosen after the search's rules of 2d38e84 (the wide
+      # block drafts, the refunds of moot candidates, warps to 32) and before any grid of it
       mng_softcapped_ce) bench grid mng_softcapped_ce "${MNG_TIMEOUT:-360}" scripts/heldout-kernels/mng_softcapped_ce/spec.py --budget-fraction 0.2 \
         --axis BLOCK_SIZE=256,512,1024,2048,4096,8192 --axis num_warps=2,4,8,16,32 --axis num_stages=1,2,4 ;;
       *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu, cs336_gelu, nexxex_matmul, tm_log_softmax, vibetensor_softmax, hv_log_softmax, mng_softcapped_ce)" ;;
