@@ -249,7 +249,7 @@ async function benchOne(specPath, opts, knobs, tmp) {
   // limit goes on where it stopped
   const done = fs.existsSync(path.join(runDir, 'run.json')) && JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8'));
   if (done && done.status === 'finished' && done.best) {
-    tuner = { best: done.best, candidates: done.counters.evaluated };
+    tuner = { best: done.best };
     tunerS = (Date.parse(done.updatedAt) - Date.parse(done.createdAt)) / 1000;
   } else {
     try {

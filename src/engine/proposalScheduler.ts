@@ -78,6 +78,11 @@ export class ProposalScheduler {
     this.duplicates = counters.duplicates ?? 0;
     this.invalid = counters.invalid ?? 0;
     this.draftsUsed = this.opts.store.candidates.filter((c) => c.mode === 'draft').length;
+    // the units given back before: the proposals the run holds (cancelled ones too) beyond the units it counts as
+    // used, at most one for each cancelled candidate (an empty answer's unit makes this a lower bound)
+    const all = this.opts.store.candidates.filter((c) => c.operator !== 'baseline');
+    const cancelled = all.filter((c) => c.state === 'cancelled').length;
+    this.refunded = Math.max(0, Math.min(cancelled, all.length + this.duplicates + this.invalid - this.used));
   }
 
   /** A candidate cancelled as moot gives its unit back while the run's refunds stay within their share of the
