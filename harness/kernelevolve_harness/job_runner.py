@@ -49,7 +49,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
-from .backends.base import cache_dir
+from .backends.base import JUDGE_DIR_ENV, cache_dir
 from .device_lock import lock_path
 from .host_check import machine
 from .process_tree import kill_tree
@@ -164,13 +164,17 @@ class JobRun:
     """One job from start to envelope. `cancel()` may be called from another thread (or a signal handler)."""
 
     def __init__(self, job: Job, scratch: Optional[str] = None, python: str = sys.executable,
-                 owner: Optional[int] = None) -> None:
+                 owner: Optional[int] = None, judge_dir: Optional[str] = None) -> None:
         self.job = job
         self.python = python
         self.owner = owner if owner is not None else os.getpid()  # OWNERLESS (0): the server lives until idle
         self.node = socket.gethostname()
         self._own_scratch = scratch is None
         self.scratch = scratch or tempfile.mkdtemp(prefix="kernelevolve-job-")
+        # Where the judge makes its working folder (compiled candidates, worker logs, Triton caches), which its
+        # workers run in: a judge stopped with its process tree cannot remove it, so close() does. Inside the
+        # scratch unless the caller names a folder on a local disk (a Slurm worker's scratch is on a shared one).
+        self.judge_dir = judge_dir or os.path.join(self.scratch, ".judge")
         self.proc: Optional[subprocess.Popen] = None
         self._cancelled = threading.Event()
         self._lock = threading.Lock()
@@ -222,6 +226,7 @@ class JobRun:
         # (KERNELEVOLVE_WARM_IDLE_S), so the next evaluation, from whatever process, finds it; a Slurm worker
         # owns its server (the allocation ends with it). KERNELEVOLVE_WARM_OWNER, when set, decides.
         env.setdefault("KERNELEVOLVE_WARM_OWNER", "none" if self.owner == OWNERLESS else str(self.owner))
+        env[JUDGE_DIR_ENV] = self.judge_dir
         if self.job.device is not None:
             env["CUDA_VISIBLE_DEVICES"] = self.job.device
         if self.job.toolchain:
@@ -315,7 +320,8 @@ class JobRun:
                         log=_tail(stderr or stdout), **where)
 
     def close(self) -> None:
-        """Removes the scratch folder if this run made it."""
+        """Removes the judge's folder, and the scratch folder if this run made it."""
+        shutil.rmtree(self.judge_dir, ignore_errors=True)
         if self._own_scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)
         else:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .backends import Backend, BackendError, Build, get_backend
+from .backends.base import JUDGE_DIR_ENV
 from . import kernelbench_timing
 from .device_lock import device_lock
 from .protocol import Channel, ChannelClosed, ChannelTimeout, DrainedChannel
@@ -220,7 +221,12 @@ class Judge:
         except BackendError as e:
             raise SpecError(str(e))
         self.baseline_path = os.path.abspath(opts.baseline) if opts.baseline else self.header.source
-        self.workdir = tempfile.mkdtemp(prefix="kernelevolve-")
+        # A job runner names where this folder goes (inside the job's own folder), so that a judge killed before it
+        # could remove it leaves nothing behind once its job is cleaned up; the workers never see the name.
+        parent = os.environ.pop(JUDGE_DIR_ENV, "") or None
+        if parent is not None:
+            os.makedirs(parent, exist_ok=True)
+        self.workdir = tempfile.mkdtemp(prefix="kernelevolve-", dir=parent)
         self.nonce = secrets.token_hex(16)
         self.canary = os.urandom(CANARY_BYTES).hex()
         self.compile_stats: Dict[str, Any] = {}

@@ -31,6 +31,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -243,7 +244,9 @@ class Worker:
                          toolchain=job.get("toolchain") if isinstance(job.get("toolchain"), dict) else None,
                          timeout_s=float(timeout) if timeout else None,
                          memory_share=_share(job.get("memory_share"))),
-                     scratch=str(scratch), python=self.python, owner=os.getpid())
+                     scratch=str(scratch), python=self.python, owner=os.getpid(),
+                     # the judge compiles and runs its workers on the node's disk, not the queue's shared one
+                     judge_dir=tempfile.mkdtemp(prefix="kernelevolve-judge-"))
         self.run = run
         withdrawn = False
 

@@ -134,6 +134,12 @@ def test_a_job_file_and_a_candidate_path_work_too(tmp_path: Path, cache_dir: Pat
     assert e["lock"].endswith("cpu.lock")
 
 
+def left_in(tmp: Path) -> List[str]:
+    """What a stopped job left in the machine's temporary folder: its scratch and the judge's working folder (the
+    compiled candidate, the workers' logs) go with it, though the judge was killed before it could remove its own."""
+    return sorted(p.name for p in tmp.iterdir() if p.name.startswith("kernelevolve-"))
+
+
 def test_the_runner_stops_a_job_at_its_limit_and_leaves_nothing_running(tmp_path: Path, cache_dir: Path) -> None:
     started = time.monotonic()
     e = run_job(mm_job(SPIN, timeout_s=4), tmp_path, cache_dir)
@@ -142,6 +148,7 @@ def test_the_runner_stops_a_job_at_its_limit_and_leaves_nothing_running(tmp_path
     assert e["verdict"]["status"] == "timeout"
     assert "did not finish within 4 s" in e["verdict"]["reason"]
     assert processes_under(tmp_path) == []
+    assert left_in(tmp_path) == []
 
 
 def test_sigterm_cancels_the_job_with_its_whole_tree(tmp_path: Path, cache_dir: Path) -> None:
@@ -156,6 +163,7 @@ def test_sigterm_cancels_the_job_with_its_whole_tree(tmp_path: Path, cache_dir: 
     e = answer(p)
     assert e["outcome"] == "cancelled"
     assert processes_under(tmp_path) == []
+    assert left_in(tmp_path) == []
 
 
 def test_a_wrong_spec_is_a_spec_error_that_says_what_to_fix(tmp_path: Path, cache_dir: Path) -> None:

@@ -254,6 +254,19 @@ function processesUnder(dir: string): string[] {
   });
 }
 
+/** Whether a process under `dir` has loaded a library built under `dir`: the candidate's worker (forked by the warm
+ * server, it runs in the judge's folder inside the job's), now inside the candidate's first call, which never returns.
+ * Counting processes alone is not enough: the compiler is one for a moment, before the worker exists. */
+function candidateLoadedUnder(dir: string): boolean {
+  return processesUnder(dir).some((p) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/maps`, 'utf8').split('\n').some((l) => l.includes(dir) && l.endsWith('.so'));
+    } catch {
+      return false;
+    }
+  });
+}
+
 describe('host agent', () => {
   it('stops a job with its whole process tree on timeout, on request, and when its connection closes', async () => {
     const conn = await connectionTo('agent', hostBlock('agent', sshd.knownHosts));
@@ -275,26 +288,32 @@ describe('host agent', () => {
       const timedOut = await agent.run({ id: 'a', dir: 'jobs/a', job: hang(4) }) as { outcome: string; verdict: { status: string } };
       expect(timedOut.outcome).toBe('verdict');
       expect(timedOut.verdict.status).toBe('timeout');
-      expect(processesUnder(jobs)).toEqual([]); // stopped before the agent answered
+      // The judge's tree is stopped before the agent answers; its worker, forked by the warm server, goes when the
+      // server sees the judge's connection close, a moment later.
+      await until(() => processesUnder(jobs).length === 0, 5_000);
+      expect(processesUnder(jobs)).toEqual([]);
       await until(() => !fs.existsSync(`${jobs}/a`));
       expect(fs.existsSync(`${jobs}/a`)).toBe(false);
 
       let started = false;
       const killed = agent.run({ id: 'b', dir: 'jobs/b', job: hang() }, () => (started = true));
-      await until(() => started && processesUnder(`${jobs}/b`).length >= 2, 60_000);
+      await until(() => started && candidateLoadedUnder(`${jobs}/b`), 60_000);
       expect(processesUnder(`${jobs}/b`).length).toBeGreaterThanOrEqual(2);
       agent.kill('b');
       expect(await killed).toMatchObject({ outcome: 'cancelled' });
+      await until(() => processesUnder(jobs).length === 0, 5_000);
       expect(processesUnder(jobs)).toEqual([]);
 
       // A kill sent right behind its job, before the job's process exists, still takes.
       const early = agent.run({ id: 'd', dir: 'jobs/d', job: hang() });
       agent.kill('d');
       expect(await early).toMatchObject({ outcome: 'cancelled' });
+      await until(() => processesUnder(jobs).length === 0, 5_000);
       expect(processesUnder(jobs)).toEqual([]);
 
       const orphaned = agent.run({ id: 'c', dir: 'jobs/c', job: hang() });
-      await until(() => processesUnder(`${jobs}/c`).length >= 2, 60_000);
+      await until(() => candidateLoadedUnder(`${jobs}/c`), 60_000);
+      expect(candidateLoadedUnder(`${jobs}/c`)).toBe(true);
       expect(processesUnder(`${jobs}/c`).length).toBeGreaterThanOrEqual(2);
       agent.close();
       await orphaned.catch(() => undefined);

@@ -22,6 +22,9 @@ class Build:
     timed_out: bool = False
 
 
+JUDGE_DIR_ENV = "KERNELEVOLVE_JUDGE_DIR"  # set by the job runner: the folder a judge makes its working folder in
+
+
 def cache_dir() -> str:
     d = os.environ.get("KERNELEVOLVE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kernelevolve")
     os.makedirs(d, exist_ok=True)
