@@ -114,19 +114,26 @@ function lineAt(src: string, offset: number): number {
 
 class KnobCollector {
   readonly knobs: Knob[] = [];
+  /** The kernels launched where a launch's knob was found (`launches` of add). */
+  private readonly launchesOf = new Map<Knob, string>();
   constructor(private readonly src: string, private readonly backend: 'triton' | 'native') {}
 
-  add(name: string, kind: KnobKind, value: number, span: [number, number], role = roleOf(name)): void {
+  /** `launches`: for a knob of a launch, the kernels that launch runs. Literals of one name and value are one knob
+   *  (a block size and the grid's `cdiv(n, 1024)`, a kernel launched alike in two branches) only where they launch
+   *  the same kernels: a tuned `num_warps=4` must not move another kernel's `num_warps=4` in the same file. */
+  add(name: string, kind: KnobKind, value: number, span: [number, number], role = roleOf(name), launches?: string): void {
     if (!Number.isSafeInteger(value) || value <= 0) return;
     // the same place reached again (a module constant that several launches pass): one knob
     if (this.knobs.some((k) => k.value === value && k.spans.some((s) => s[0] === span[0]))) return;
     const same = this.knobs.find((k) => k.name === name);
-    if (same && same.value === value) {
+    if (same && same.value === value && this.launchesOf.get(same) === launches) {
       if (!same.spans.some((s) => s[0] === span[0])) same.spans.push(span);
       return;
     }
     const line = lineAt(this.src, span[0]);
-    this.knobs.push({ name: same ? `${name}@${line}` : name, kind, role, value, domain: domainOf(role, value, this.backend), spans: [span], line });
+    const knob: Knob = { name: same ? `${name}@${line}` : name, kind, role, value, domain: domainOf(role, value, this.backend), spans: [span], line };
+    this.knobs.push(knob);
+    if (launches !== undefined) this.launchesOf.set(knob, launches);
   }
 }
 
@@ -232,6 +239,7 @@ class PythonKnobs {
     const { src, masked, c } = this;
     for (const site of launchSites(src, masked)) {
       const kernels = launchedKernels(src, masked, site);
+      const launched = [...kernels].sort().join(',');
       const tagged: Array<[number, string]> = [];
       const grids = gridSpans(site, masked);
       const inGrid = (word: string) => grids.flatMap(([s, e]) => wordOffsets(masked, word, s, e)).map((at) => [at, at + word.length] as [number, number]);
@@ -247,18 +255,18 @@ class PythonKnobs {
         const guarded = /^max\(\s*(\d+)\s*,\s*([\s\S]+)\)$/.exec(kw.value);
         if (INT.test(kw.value)) {
           const span: [number, number] = [kw.start, kw.end];
-          c.add(kw.name, 'triton-launch', Number(kw.value), span);
+          c.add(kw.name, 'triton-launch', Number(kw.value), span, role, launched);
           tagged.push([kw.start, kw.name]);
           // a grid written with the same literal (cdiv(n, 1024), n // 1024) must follow the block size
           for (const g of masked.slice(site.grid[0], site.grid[1] + 1).matchAll(new RegExp(String.raw`(?:cdiv\([^,()]*,\s*|//\s*)(${kw.value})\b`, 'g'))) {
             const at = site.grid[0] + g.index! + g[0].length - g[1].length;
-            c.add(kw.name, 'triton-launch', Number(kw.value), [at, at + g[1].length]);
+            c.add(kw.name, 'triton-launch', Number(kw.value), [at, at + g[1].length], role, launched);
           }
         } else if (guarded) {
           // a computed size raised to a tuned lower bound (what the tuner writes for a covering block)
           const spans: Array<[number, number]> = [[kw.start, kw.end]];
           for (const g of grids) for (const at of indexAll(masked, kw.value, g[0], g[1])) spans.push([at, at + kw.value.length]);
-          c.add(kw.name, 'triton-launch', Number(guarded[1]), spans[0]);
+          c.add(kw.name, 'triton-launch', Number(guarded[1]), spans[0], role, launched);
           const k = c.knobs.find((x) => x.spans.some((s) => s[0] === kw.start))!;
           k.spans = spans;
           k.expression = guarded[2].trim();
@@ -275,7 +283,7 @@ class PythonKnobs {
           const a = local ?? global ?? (name ? parameterDefault(masked, site.launcher, name) : undefined);
           if (name && a && !a.tuple && INT.test(a.value)) {
             // BLOCK_SIZE=BLOCK where BLOCK = 512 above: the literal is the knob
-            c.add(name, 'py-constant', Number(a.value), [a.start, a.end], role);
+            c.add(name, 'py-constant', Number(a.value), [a.start, a.end], role, launched);
             tagged.push([a.start, kw.name]);
             continue;
           }

@@ -93,16 +93,20 @@ function pendingBaseline(view: SpeculationView): Candidate | undefined {
 
 /**
  * Why the speculative children of `judged` are moot now that its verdict is in (undefined: they are still worth
- * judging): it is not correct; it is slower than the candidate it came from (its interval's upper end below that
- * one's score); or it is far below the run's best and fastest on no shape (greedy search does not return there,
- * and per-shape search starts only from shape winners).
+ * judging): it is not correct; it is a step slower than the candidate it came from (its interval's upper end below
+ * that one's score); or it is far below the run's best and fastest on no shape (greedy search does not return
+ * there, and per-shape search starts only from shape winners).
+ * A draft is not a step: it jumps to another region of the space (a block a sixth in from an end of its domain,
+ * with warps to match), and its children are its region's first neighbours. One reading below the start says
+ * little of them (on the H200, a cross-entropy's 4096-element draft read 0.90x on 32 warps, its children on 16 and 8
+ * warps 1.29x and 1.44x), so only a failing draft, or one far below the run's best, makes them moot.
  */
 export function mootReason(judged: Candidate, candidates: readonly Candidate[]): string | undefined {
   const f = scoreOf(judged);
   if (f <= 0) return `its parent ${judged.id} is ${judged.verdict?.status ?? 'not correct'}`;
   const parent = candidates.find((c) => c.id === judged.parents[0]);
   const upper = scoreInterval(judged)?.[1] ?? f;
-  if (parent && parent.state === 'done' && upper < scoreOf(parent)) {
+  if (judged.mode !== 'draft' && parent && parent.state === 'done' && upper < scoreOf(parent)) {
     return `its parent ${judged.id} (${f.toFixed(3)}x) turned out slower than ${parent.id} (${scoreOf(parent).toFixed(3)}x), which it came from`;
   }
   const best = Math.max(...candidates.filter((c) => c.state === 'done').map((c) => scoreOf(c)));

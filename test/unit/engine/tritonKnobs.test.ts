@@ -192,6 +192,19 @@ describe('launch options a launch leaves to Triton', () => {
     expect(pythonSyntaxError(out)).toBeUndefined();
   });
 
+  it('two kernels launched with the same literal warps: a knob each, so tuning one leaves the other launch alone', () => {
+    // the fixture's row kernel launched with num_warps=4 as written, once a tuned file launches the spec's kernel
+    // with 4 too: before, the two literals were one knob, and moving it rewrote the other kernel's launch
+    const src = fixture('triton_computed_launch.py').replace('        num_warps=num_warps,\n', '        num_warps=4,\n');
+    const set = detectKnobs(src, 'k.py');
+    const warps = set.knobs.filter((k) => k.role === 'warps' && k.value === 4 && !k.insert);
+    expect(warps.map((k) => [k.kernels?.includes('_row_sum_kernel'), k.spans.length])).toEqual([[false, 1], [true, 1]]);
+    const own = searchableKnobs(set, '_scale_rows_kernel').knobs.find((k) => k.role === 'warps')!;
+    const out = applyKnobs(src, set, { [own.name]: 8 });
+    expect(out).toContain('        num_warps=8,\n');
+    expect(out).toContain('BLOCK=min(1024, triton.next_power_of_2(n_cols)), num_warps=4)');
+  });
+
   it('a module constant passed by name at several launches, after a launch whose keyword of that name is computed, is one knob', () => {
     // a small-row kernel launched with a computed block on lines of their own, then the looping kernel launched
     // with the module's BLOCK_SIZE, in two launchers: the keyword line `BLOCK_SIZE=small,` is no assignment
