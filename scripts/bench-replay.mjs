@@ -143,8 +143,12 @@ for (const name of opts.names) {
     await run.run();
     if (opts.trace) {
       console.error(`${name} order ${order}:`);
+      const t0 = run.candidates[0].timings.proposedAt;
+      const at = (t) => (t === undefined ? '-' : `${t - t0}`);
       for (const c of run.candidates) {
-        console.error(`  ${c.id} ${c.mode ?? ''} from ${c.parents[0] ?? '-'} ${JSON.stringify(c.knobs ?? {})} ${c.state}${c.verdict ? ` ${engine.scoreOf(c).toFixed(3)}` : ''}`);
+        // when it was proposed and when its verdict came in (ms from the baseline's proposal)
+        console.error(`  ${c.id} ${c.mode ?? ''} from ${c.parents[0] ?? '-'} ${JSON.stringify(c.knobs ?? {})} ${c.state}${c.verdict ? ` ${engine.scoreOf(c).toFixed(3)}` : ''}`
+          + ` [${at(c.timings.proposedAt)}..${at(c.timings.finishedAt)} ms]`);
       }
     }
     const judged = run.candidates.filter((c) => c.state === 'done' && c.verdict?.status === 'ok');
