@@ -58,8 +58,11 @@ export class Workbench {
         await active.first().waitFor({ timeout: 15_000 });
         return new KernelEditor(this.page, name);
       } catch (e) {
+        // Quick Open can still be up (the click on its row did not take on a busy machine): it covers the tabs,
+        // and a click on one waits behind it for the click's whole timeout
+        await this.closeQuickOpen();
         if (await tab.count()) {
-          await tab.first().click();
+          await tab.first().click({ timeout: 10_000 }).catch(() => undefined);
           if (await active.first().waitFor({ timeout: 10_000 }).then(() => true, () => false)) return new KernelEditor(this.page, name);
         }
         if (attempt === 4) {
@@ -71,6 +74,14 @@ export class Workbench {
         await row.first().waitFor({ timeout: 30_000 });
       }
     }
+  }
+
+  /** Closes Quick Open where it is shown. */
+  private async closeQuickOpen(): Promise<void> {
+    const widget = this.page.locator('.quick-input-widget');
+    if (!(await widget.isVisible())) return;
+    await this.page.keyboard.press('Escape');
+    await widget.waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
   }
 
   /** Quick Open (Ctrl+P) with TEXT typed in. On a busy machine a file that finishes opening late takes the focus
