@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterator
 import pytest
 
 from conftest import HARNESS, MM_SPEC, NAIVE, mm_source
-from test_job_runner import SPIN, processes_under
+from test_job_runner import SPIN, processes_under, wait_for_candidate
 
 
 class AgentProcess:
@@ -92,10 +92,8 @@ def test_timeout_kill_and_early_kill_leave_no_process(agent: AgentProcess) -> No
 
     agent.send({"op": "run", "id": "k", "dir": "jobs/k", "job": job(SPIN)})
     agent.until("k", "started")
-    end = time.monotonic() + 60
-    while len(processes_under(agent.workdir / "jobs" / "k")) < 2 and time.monotonic() < end:
-        time.sleep(0.1)
-    assert processes_under(agent.workdir / "jobs" / "k")
+    wait_for_candidate(agent.workdir / "jobs" / "k")  # its worker is inside the candidate's endless call
+    assert processes_under(agent.workdir / "jobs" / "k")  # and its judge waits on it
     agent.send({"op": "kill", "id": "k"})
     assert agent.until("k", "done")["envelope"]["outcome"] == "cancelled"
     assert processes_under(agent.workdir / "jobs") == []
@@ -110,10 +108,8 @@ def test_timeout_kill_and_early_kill_leave_no_process(agent: AgentProcess) -> No
 def test_a_closed_connection_takes_every_job_and_folder_with_it(agent: AgentProcess) -> None:
     agent.send({"op": "run", "id": "c", "dir": "jobs/c", "job": job(SPIN)})
     agent.until("c", "started")
-    end = time.monotonic() + 60
-    while len(processes_under(agent.workdir / "jobs" / "c")) < 2 and time.monotonic() < end:
-        time.sleep(0.1)
-    assert processes_under(agent.workdir / "jobs" / "c")
+    wait_for_candidate(agent.workdir / "jobs" / "c")  # its worker is inside the candidate's endless call
+    assert processes_under(agent.workdir / "jobs" / "c")  # and its judge waits on it
     assert agent.proc.stdin is not None
     agent.proc.stdin.close()
     agent.proc.wait(timeout=30)

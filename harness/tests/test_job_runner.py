@@ -134,6 +134,29 @@ def test_a_job_file_and_a_candidate_path_work_too(tmp_path: Path, cache_dir: Pat
     assert e["lock"].endswith("cpu.lock")
 
 
+def candidate_loaded_under(folder: Path) -> bool:
+    """Whether some process (a worker the warm server forked included) has loaded a library built under `folder`:
+    the candidate's worker, which runs in the judge's folder inside the job's. Counting processes is not a sign of
+    it: a compiler is one for a moment, and a cached build has none."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/maps", encoding="utf-8", errors="replace") as f:
+                if any(line.rstrip().endswith(".so") and str(folder) in line for line in f):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def wait_for_candidate(folder: Path, timeout_s: float = 60) -> None:
+    end = time.monotonic() + timeout_s
+    while not candidate_loaded_under(folder) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert candidate_loaded_under(folder), f"no process loaded a candidate built under {folder} in {timeout_s:g} s"
+
+
 def left_in(tmp: Path) -> List[str]:
     """What a stopped job left in the machine's temporary folder: its scratch and the judge's working folder (the
     compiled candidate, the workers' logs) go with it, though the judge was killed before it could remove its own."""
@@ -153,11 +176,9 @@ def test_the_runner_stops_a_job_at_its_limit_and_leaves_nothing_running(tmp_path
 
 def test_sigterm_cancels_the_job_with_its_whole_tree(tmp_path: Path, cache_dir: Path) -> None:
     p = start_job(mm_job(SPIN), tmp_path, cache_dir)
-    deadline = time.monotonic() + 60
-    # The judge runs in the job's scratch folder (under TMPDIR); wait until it has started its workers.
-    while len(processes_under(tmp_path)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert len(processes_under(tmp_path)) >= 2
+    # The judge runs in the job's scratch folder (under TMPDIR); wait until its worker is inside the candidate.
+    wait_for_candidate(tmp_path)
+    assert processes_under(tmp_path)
     time.sleep(2)
     p.send_signal(signal.SIGTERM)
     e = answer(p)
