@@ -1,9 +1,20 @@
 // `kernelevolve evaluate` end to end: the built CLI, the local host and the real harness on the C++ examples.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/** Folders the tests write specs and candidates into, removed when the file is done. */
+const folders: string[] = [];
+function tempFolder(prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  folders.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of folders) rmSync(dir, { recursive: true, force: true });
+});
 
 const root = path.resolve(__dirname, '..', '..');
 const matmul = path.join(root, 'examples', 'cpp', 'matmul_blocked');
@@ -60,7 +71,7 @@ describe('kernelevolve evaluate (local host, C++ examples)', () => {
   }, 120_000);
 
   it('judges a cheating candidate static_rejected, exit 1', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'ke-eval-'));
+    const dir = tempFolder('ke-eval-');
     const src = readFileSync(path.join(matmul, 'matmul.cpp'), 'utf8').replace('#include <algorithm>', '#include <algorithm>\n#include <thread>')
       .replace('for (int i = 0; i < M * N; ++i) C[i] = 0.0f;', 'std::thread([=] { for (int i = 0; i < M * N; ++i) C[i] = 0.0f; }).join();');
     writeFileSync(path.join(dir, 'threaded.cpp'), src);
@@ -70,7 +81,7 @@ describe('kernelevolve evaluate (local host, C++ examples)', () => {
   }, 120_000);
 
   it('a spec the harness finds wrong is exit 2 with what to fix, not a host failure', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'ke-eval-'));
+    const dir = tempFolder('ke-eval-');
     copyFileSync(path.join(matmul, 'matmul.cpp'), path.join(dir, 'matmul.cpp'));
     const spec = readFileSync(path.join(matmul, 'spec.py'), 'utf8').replace(/SHAPES = \[[\s\S]*?\n\]/, 'SHAPES = []');
     writeFileSync(path.join(dir, 'spec.py'), spec);
@@ -81,7 +92,7 @@ describe('kernelevolve evaluate (local host, C++ examples)', () => {
   }, 120_000);
 
   it('a spec without KERNEL is exit 2 before anything runs', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'ke-eval-'));
+    const dir = tempFolder('ke-eval-');
     copyFileSync(path.join(matmul, 'matmul.cpp'), path.join(dir, 'matmul.cpp'));
     writeFileSync(path.join(dir, 'spec.py'), readFileSync(path.join(matmul, 'spec.py'), 'utf8').replace('KERNEL = "matmul"', ''));
     const r = cli('--spec', path.join(dir, 'spec.py'), '--candidate', path.join(dir, 'matmul.cpp'));
@@ -89,7 +100,7 @@ describe('kernelevolve evaluate (local host, C++ examples)', () => {
     expect(r.stderr).toContain('KERNEL');
   }, 120_000);
   it('--inputs problem passes through to the harness: a HardSigmoid without its clamp is narrow_inputs by default, ok on the problem\'s inputs alone', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'kernelevolve-inputs-'));
+    const dir = tempFolder('kernelevolve-inputs-');
     const candidate = path.join(dir, 'no_clamp.py');
     writeFileSync(candidate, [
       'import numpy as np', '', 'CPP_SOURCE = r"""', '#include <cstdint>',
