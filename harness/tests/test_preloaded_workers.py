@@ -211,7 +211,9 @@ def test_no_worker_holds_a_socket_of_the_server(harness: Harness, problem: Dict[
     for t in runs:
         t.join()
     assert [v["status"] for v in verdicts] == ["ok", "ok"], verdicts
-    assert sorted(v["stages"].get("preloaded_workers", 0) for v in verdicts) == [0, 1], verdicts
+    # one took the spare that was ready; the other was forked beside the spare started for it, or (a judge that
+    # reached the server later than that spare's imports took, on a loaded machine: seen once in CI) took that spare
+    assert sorted(v["stages"].get("preloaded_workers", 0) for v in verdicts) in ([0, 1], [1, 1]), verdicts
     assert len(seen) >= 2 and not any(seen.values()), seen
 
 
