@@ -125,13 +125,15 @@ class KnobCollector {
     if (!Number.isSafeInteger(value) || value <= 0) return;
     // the same place reached again (a module constant that several launches pass): one knob
     if (this.knobs.some((k) => k.value === value && k.spans.some((s) => s[0] === span[0]))) return;
-    const same = this.knobs.find((k) => k.name === name);
-    if (same && same.value === value && this.launchesOf.get(same) === launches) {
-      if (!same.spans.some((s) => s[0] === span[0])) same.spans.push(span);
+    // (the knob of that name, or one named apart by its line: a third kernel launched alike twice after another's)
+    const alike = this.knobs.find((k) => k.name.replace(/@\d+$/, '') === name && k.value === value && this.launchesOf.get(k) === launches);
+    if (alike) {
+      if (!alike.spans.some((s) => s[0] === span[0])) alike.spans.push(span);
       return;
     }
     const line = lineAt(this.src, span[0]);
-    const knob: Knob = { name: same ? `${name}@${line}` : name, kind, role, value, domain: domainOf(role, value, this.backend), spans: [span], line };
+    const taken = this.knobs.some((k) => k.name === name);
+    const knob: Knob = { name: taken ? `${name}@${line}` : name, kind, role, value, domain: domainOf(role, value, this.backend), spans: [span], line };
     this.knobs.push(knob);
     if (launches !== undefined) this.launchesOf.set(knob, launches);
   }

@@ -203,6 +203,11 @@ describe('launch options a launch leaves to Triton', () => {
     const out = applyKnobs(src, set, { [own.name]: 8 });
     expect(out).toContain('        num_warps=8,\n');
     expect(out).toContain('BLOCK=min(1024, triton.next_power_of_2(n_cols)), num_warps=4)');
+    // and a third kernel launched alike in two branches, after those, is still one knob of its own
+    const third = `${src}\n\ndef row_sum_either(x, n_cols, fast):\n    if fast:\n`
+      + '        _gelu_kernel[(1,)](x, x, n_cols, BLOCK=256, num_warps=4)\n    else:\n        _gelu_kernel[(1,)](x, x, n_cols, BLOCK=256, num_warps=4)\n';
+    const gelu = detectKnobs(third, 'k.py').knobs.filter((k) => k.kernels?.includes('_gelu_kernel') && k.value === 4 && k.role === 'warps');
+    expect(gelu.map((k) => k.spans.length)).toEqual([2]);
   });
 
   it('a module constant passed by name at several launches, after a launch whose keyword of that name is computed, is one knob', () => {
