@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
@@ -39,21 +41,38 @@ def content_key(*parts: str) -> str:
     return h.hexdigest()[:24]
 
 
-def run_tool(cmd: List[str], timeout: float, cwd: Optional[str] = None) -> subprocess.CompletedProcess:
-    """Runs a compiler in its own session so a timeout kills it and everything it started."""
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
-                         start_new_session=True)
+def run_tool(cmd: List[str], timeout: float, scratch: str, cwd: Optional[str] = None) -> subprocess.CompletedProcess:
+    """Runs a compiler in its own session so a timeout kills it and everything it started. Its temporary files
+    (g++'s and nvcc's intermediate sources and objects) go to a folder of their own under `scratch` (the judge's
+    working folder), removed afterwards: a compiler killed at its timeout, or with its judge, leaves nothing in
+    the system's temporary folder."""
+    os.makedirs(scratch, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".tool-", dir=scratch)
+    env = {**os.environ, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
     try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        import signal
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
+                             start_new_session=True)
         try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        p.communicate()
-        raise
-    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            import signal
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.communicate()
+            raise
+        return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def discard(path: str) -> None:
+    """Removes a failed build's partial output (next to a cached build's place, where nothing else removes it)."""
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 class Backend:

@@ -10,7 +10,7 @@ import uuid
 from typing import Any, List, Optional
 
 from .. import static_c
-from .base import Backend, Build, cache_dir, content_key, run_tool
+from .base import Backend, Build, cache_dir, content_key, discard, run_tool
 
 NAMES = ("cpp",)
 CXX_FLAGS = ["-O3", "-march=native", "-std=c++17", "-shared", "-fPIC", "-fopt-info-vec-optimized"]
@@ -69,8 +69,9 @@ class CppBackend(Backend):
         import time
         t0 = time.monotonic()
         try:
-            r = run_tool([cxx, *flags, source, "-o", tmp], timeout=timeout)
+            r = run_tool([cxx, *flags, source, "-o", tmp], timeout=timeout, scratch=out_dir)
         except subprocess.TimeoutExpired:
+            discard(tmp)
             return Build(ok=False, timed_out=True, log=f"{cxx} ran past {timeout:.0f} s")
         except OSError as e:
             return Build(ok=False, log=f"cannot run {cxx}: {e}; install g++ or set CXX")
@@ -78,6 +79,7 @@ class CppBackend(Backend):
         stats["compile_s"] = round(time.monotonic() - t0, 3)
         log = "\n".join(l for l in r.stderr.splitlines() if "optimized:" not in l)
         if r.returncode != 0:
+            discard(tmp)
             return Build(ok=False, log=log, stats=stats)
         os.replace(tmp, out)
         if cache:

@@ -14,7 +14,7 @@ import uuid
 from typing import Any, Dict, List, Optional
 
 from .. import static_c
-from .base import Build, cache_dir, content_key, run_tool
+from .base import Build, cache_dir, content_key, discard, run_tool
 from .cpp import CppBackend, imported_symbols
 
 NAMES = ("cuda",)
@@ -100,8 +100,9 @@ class CudaBackend(CppBackend):
         tmp = f"{out}.{uuid.uuid4().hex}.tmp.so"
         t0 = time.monotonic()
         try:
-            r = run_tool([nvcc, *flags, source, "-o", tmp], timeout=timeout)
+            r = run_tool([nvcc, *flags, source, "-o", tmp], timeout=timeout, scratch=out_dir)
         except subprocess.TimeoutExpired:
+            discard(tmp)
             return Build(ok=False, timed_out=True, log=f"nvcc ran past {timeout:.0f} s")
         except OSError as e:
             return Build(ok=False, log=f"cannot run nvcc ({e}); install the CUDA toolkit or set NVCC")
@@ -109,6 +110,7 @@ class CudaBackend(CppBackend):
         stats = parse_ptxas(log, kernel)
         stats.update(compiler="nvcc", arch=arch, compile_s=round(time.monotonic() - t0, 3))
         if r.returncode != 0:
+            discard(tmp)
             return Build(ok=False, log=log, stats=stats)
         os.replace(tmp, out)
         if cache:

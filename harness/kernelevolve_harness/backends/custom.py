@@ -151,7 +151,7 @@ class CustomBackend(CppBackend):
         cmd = [part.format(**fill) for part in self.toolchain["compile"]]
         t0 = time.monotonic()
         try:
-            r = run_tool(cmd, timeout=timeout, cwd=out_dir)
+            r = run_tool(cmd, timeout=timeout, scratch=out_dir, cwd=out_dir)
         except subprocess.TimeoutExpired:
             return Build(ok=False, timed_out=True, log=f"{cmd[0]} ran past {timeout:.0f} s")
         except OSError as e:
