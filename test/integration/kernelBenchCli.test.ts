@@ -1,12 +1,12 @@
 // A KernelBench-format problem (numpy, so it runs on this CPU) evolved by the bundled CLI: the real `openai`
 // client against the scripted server, the real harness judging ModelNew files that call C++: a correct one and
 // several wrong ones (a numpy call, zeros, half the rows, right for one shape only, a NaN, one that does not compile).
-import { mkdtempSync, readFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleCli, runCli } from '../support/sshCli';
 import { ScriptedLlmServer } from '../support/scriptedLlmServer';
+import { tempFolder } from '../support/tempFolders';
 
 const ROOT = path.resolve(__dirname, '../..');
 const PROBLEM = path.join(ROOT, 'examples/kernelbench/cpu/relu_scale.py');
@@ -53,7 +53,7 @@ afterAll(async () => {
 
 describe('kernelevolve evolve --spec problem.py (KernelBench format)', () => {
   it('drafts ModelNew files with the LLM; refuses the one that calls numpy, finds the wrong ones wrong, keeps the C++ one', async () => {
-    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'ke-kb-cli-')), 'run');
+    const out = path.join(tempFolder('ke-kb-cli-'), 'run');
     const answers = Object.keys(WRONG).length + 1;
     const r = await runCli(cli, ['evolve', '--spec', PROBLEM, '--operators', 'llm', '--model', 'scripted', '--budget', String(answers + 1), '--json', '--out', out],
       { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' });

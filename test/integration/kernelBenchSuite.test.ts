@@ -3,12 +3,12 @@
 // out as KernelBench's (level subfolders, names repeating across levels): killed midway and run again, and the
 // self-judgement of every problem.
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleCli, runCli } from '../support/sshCli';
 import { ScriptedLlmServer, type RecordedRequest } from '../support/scriptedLlmServer';
+import { tempFolder } from '../support/tempFolders';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CPU = path.join(ROOT, 'examples/kernelbench/cpu');
@@ -17,7 +17,7 @@ const CUMSUM = readFileSync(path.join(ROOT, 'harness/tests/specs/kernelbench/cum
 
 /** A folder laid out as KernelBench's: level subfolders, file names that repeat across levels. */
 function kernelBenchFolder(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'ke-kb-'));
+  const dir = tempFolder('ke-kb-');
   for (const [name, from] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
     if (from.includes('\n')) writeFileSync(path.join(dir, name), from);
@@ -69,7 +69,7 @@ afterAll(async () => {
 
 describe('kernelevolve suite', () => {
   it('runs every problem of a folder and reports correct, speedups, fast_p, tokens and seconds', async () => {
-    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'ke-suite-')), 'suite');
+    const out = path.join(tempFolder('ke-suite-'), 'suite');
     const r = await runCli(cli, ['suite', CPU, '--operators', 'llm', '--model', 'scripted', '--budget', '2', '--json', '--out', out],
       { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-test' });
     expect(r.code, r.stderr).toBe(0);

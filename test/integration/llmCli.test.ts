@@ -1,11 +1,10 @@
 // `kernelevolve evolve --operators llm` as a user runs it: the openai client configured by OPENAI_BASE_URL and
 // OPENAI_API_KEY, the model from --model, the bundled CLI against the scripted server and the real harness.
-import { mkdtempSync } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleCli, runCli } from '../support/sshCli';
 import { ScriptedLlmServer } from '../support/scriptedLlmServer';
+import { tempFolder } from '../support/tempFolders';
 
 const FAST = `Rationale: i-k-j order with restrict pointers lets GCC vectorize the inner loop over contiguous rows.
 
@@ -36,7 +35,7 @@ afterAll(async () => {
 
 describe('kernelevolve evolve --operators llm', () => {
   it('uses OPENAI_BASE_URL, OPENAI_API_KEY and --model, and reports the LLM\'s fast candidate as best', async () => {
-    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'ke-llm-cli-')), 'run');
+    const out = path.join(tempFolder('ke-llm-cli-'), 'run');
     const r = await runCli(cli, ['evolve', '--spec', 'examples/cpp/matmul_blocked/spec.py', '--operators', 'llm', '--model', 'gpt-4o-mini',
       '--budget', '3', '--json', '--out', out],
     { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-cli-test', KERNELEVOLVE_KNOWLEDGE_DIR: path.resolve(__dirname, '../../knowledge') });

@@ -1,15 +1,14 @@
 // Runs the real `kernelevolve` CLI from the current sources: bundled once per test file with the same
 // esbuild options as scripts/build.mjs, then started as a child process, as a user would start it.
 import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { build } from 'esbuild';
+import { tempFolder } from './tempFolders';
 
 const root = path.resolve(__dirname, '..', '..');
 
 export async function bundleCli(): Promise<string> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-cli-'));
+  const dir = tempFolder('ke-cli-');
   const outfile = path.join(dir, 'cli.js');
   await build({
     entryPoints: [path.join(root, 'src/cli/main.ts')], outfile, bundle: true, platform: 'node', format: 'cjs',

@@ -1,20 +1,9 @@
 // `kernelevolve evaluate` end to end: the built CLI, the local host and the real harness on the C++ examples.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-/** Folders the tests write specs and candidates into, removed when the file is done. */
-const folders: string[] = [];
-function tempFolder(prefix: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  folders.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const dir of folders) rmSync(dir, { recursive: true, force: true });
-});
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tempFolder } from '../support/tempFolders';
 
 const root = path.resolve(__dirname, '..', '..');
 const matmul = path.join(root, 'examples', 'cpp', 'matmul_blocked');

@@ -1,9 +1,9 @@
 // Knowledge retrieval over the notes shipped in knowledge/ and a user's folders.
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hardwareFolders, KnowledgeBase } from '../../src/engine/llm/knowledgeBase';
+import { tempFolder } from '../support/tempFolders';
 
 const kb = KnowledgeBase.load();
 const files = (notes: { file: string }[]) => notes.map((n) => path.relative(path.resolve(__dirname, '../../knowledge'), n.file));
@@ -44,7 +44,7 @@ describe('knowledge retrieval', () => {
   });
 
   it('adds a user folder: notes named for the accelerator, narrowed by front matter', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'ke-notes-'));
+    const dir = tempFolder('ke-notes-');
     mkdirSync(path.join(dir, 'acme-npu'));
     writeFileSync(path.join(dir, 'acme-npu', 'tiles.md'), '# ACME tiles\nScratchpad is 256 KB; tile 128x128.');
     writeFileSync(path.join(dir, 'mtia-gemm.md'), '---\ntitle: MTIA GEMM\nhardware: mtia\nbackend: triton\n---\nUse 64x64 tiles on the PE grid.');

@@ -1,13 +1,13 @@
 // One reading of a spec: the harness's `describe-spec`, which the CLI and the run starter use, agrees with the
 // editor's quick text reading on every example, and a spec the harness refuses is refused before anything runs.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, SpecError } from '../../src/contract/spec';
 import { loadSpec } from '../../src/engine/spec';
 import { describeSpec } from '../../src/remote/specDescription';
+import { tempFolder } from '../support/tempFolders';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -51,7 +51,7 @@ describe('describe-spec', () => {
   });
 
   it('refuses a hip spec up front with the harness\'s sentence, in the text reading too', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'ke-hip-'));
+    const dir = tempFolder('ke-hip-');
     writeFileSync(path.join(dir, 'k.hip'), '__global__ void k() {}\n');
     writeFileSync(path.join(dir, 'spec.py'), HIP);
     const err = await describeSpec(path.join(dir, 'spec.py')).then(() => undefined, (e: Error) => e);
@@ -69,7 +69,7 @@ describe('describe-spec', () => {
   }, 60_000);
 
   it('says so when the spec changed to something the harness refuses (no stale answer)', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'ke-desc-'));
+    const dir = tempFolder('ke-desc-');
     writeFileSync(path.join(dir, 'k.cpp'), 'extern "C" void k() {}\n');
     const spec = path.join(dir, 'spec.py');
     writeFileSync(spec, HIP.replace('"hip"', '"cpp"').replace('k.hip', 'k.cpp'));

@@ -3,15 +3,15 @@
 // leader judged once more (a confirmation row) is a judgement of that candidate like its first one, so one that
 // failed when judged again is not correct.
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bestCorrect, judgements } from '../../src/cli/suiteCommand';
 import { RUN_FORMAT } from '../../src/engine/runStore';
+import { tempFolder } from '../support/tempFolders';
 
 /** A run folder as `evolve` leaves it: run.json, candidates/<id>.json and .py, verdicts.jsonl. */
 function runDir(rows: Array<{ id: string; verdict?: object; confirmation?: object }>, opts: { best?: string; figureFrom?: Record<string, number> } = {}): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'suite-run-'));
+  const dir = tempFolder('suite-run-');
   fs.mkdirSync(path.join(dir, 'candidates'));
   fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ format: RUN_FORMAT, spec: { sourcePath: '/p/problem.py' }, ...(opts.best ? { best: { id: opts.best } } : {}) }));
   for (const id of new Set(rows.map((r) => r.id))) {
