@@ -9,6 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { ensureCodeServer } from '../../scripts/e2e-install.mjs';
 // @ts-expect-error plain .mjs helper shared with the command line
 import { packageVsix } from '../../scripts/e2e-package.mjs';
+import { alive, descendants } from '../support/sshd';
 
 export const OUTPUT = path.resolve('.test-output', 'e2e');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -94,10 +95,14 @@ export class CodeServer {
     }, null, 2));
     const install = spawnSync(cs.node, [cs.codeServer, '--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', builtVsix()], { encoding: 'utf8' });
     if (install.status !== 0) throw new Error(`code-server could not install the VSIX:\n${install.stdout}\n${install.stderr}`);
+    // code-server's and VS Code's own temporary files (the IPC and git sockets) go under this server's folder,
+    // removed with it: a run of the end-to-end tests left a dozen sockets in /tmp
+    const tmp = path.join(this.root, 'tmp');
+    mkdirSync(tmp);
     const port = await freePort();
     this.proc = spawn(cs.node, [cs.codeServer, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
       '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extensions, this.opts.workspace], {
-      env: { ...process.env, ...this.opts.env }, stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, TMPDIR: tmp, ...this.opts.env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.proc.stdout!.on('data', (d) => { this.logText += d; });
     this.proc.stderr!.on('data', (d) => { this.logText += d; });
@@ -139,9 +144,20 @@ export class CodeServer {
 
   async stop(): Promise<void> {
     await this.browser?.close().catch(() => undefined);
+    // code-server's children (the extension host, TypeScript's server) outlive it for a moment and still write
+    // into its temporary folder: they are waited for (and killed after 5 s) before the folder is removed
+    const tree = this.proc?.pid ? [this.proc.pid, ...descendants(this.proc.pid)] : [];
     if (this.proc && this.proc.exitCode === null) {
       this.proc.kill('SIGTERM');
       await new Promise((r) => { this.proc!.once('exit', r); setTimeout(r, 5000); });
+    }
+    for (const end = Date.now() + 5000; tree.some(alive) && Date.now() < end;) await new Promise((r) => setTimeout(r, 100));
+    for (const pid of tree.filter(alive)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
     }
     if (process.env.KERNELEVOLVE_E2E_KEEP === '1') {
       console.log(`kept code-server data in ${this.root} and the workspace ${this.opts.workspace}`);

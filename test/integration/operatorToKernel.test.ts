@@ -3,8 +3,7 @@
 // KernelBench-format problem drafted; the bundled CLI evolving it with the scripted server and the real
 // harness; the winning ModelNew accepted next to the module, and the module then run by Python.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findOperators } from '../../src/engine/operatorSource';
@@ -13,6 +12,7 @@ import { planOperatorAccept } from '../../src/extension/operatorAccept';
 import { bundleCli, runCli } from '../support/sshCli';
 import { SCALED_RELU_KERNEL } from '../support/scaledReluOperator';
 import { ScriptedLlmServer } from '../support/scriptedLlmServer';
+import { tempFolder } from '../support/tempFolders';
 
 const MODULE = `import numpy as np
 
@@ -43,7 +43,7 @@ afterAll(async () => {
 
 describe('a numpy operator to an accepted kernel file', () => {
   it('drafts a problem from the operator, evolves it, and the accepted module computes through the kernel', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'ke-operator-'));
+    const dir = tempFolder('ke-operator-');
     writeFileSync(path.join(dir, 'mylib.py'), MODULE);
     const [op] = findOperators(MODULE);
     expect(op).toMatchObject({ name: 'scaled_relu', kind: 'function', framework: 'numpy' });

@@ -109,7 +109,7 @@ function comm(pid: number): string {
   }
 }
 
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
