@@ -39,6 +39,8 @@ from typing import Any, Dict, List, Optional
 from .job_runner import Job, JobRun
 
 HEARTBEAT_S = 1.0
+# The node-local folders of a worker's judges: kernelevolve-judge-<worker pid>-<random> in the node's TMPDIR
+JUDGE_DIR_PREFIX = "kernelevolve-judge-"
 # A harness killed from outside (not the candidate: the harness survives those) is retried this often.
 MAX_ATTEMPTS = 3
 
@@ -158,6 +160,7 @@ class Worker:
 
     def serve(self) -> str:
         self.q.ensure()
+        sweep_judge_dirs()
         (self.q.claimed / self.id).mkdir(parents=True, exist_ok=True)
         (self.q.work / self.id).mkdir(parents=True, exist_ok=True)
         signal.signal(signal.SIGTERM, self.on_term)
@@ -246,7 +249,7 @@ class Worker:
                          memory_share=_share(job.get("memory_share"))),
                      scratch=str(scratch), python=self.python, owner=os.getpid(),
                      # the judge compiles and runs its workers on the node's disk, not the queue's shared one
-                     judge_dir=tempfile.mkdtemp(prefix="kernelevolve-judge-"))
+                     judge_dir=tempfile.mkdtemp(prefix=f"{JUDGE_DIR_PREFIX}{os.getpid()}-"))
         self.run = run
         withdrawn = False
 
@@ -277,6 +280,28 @@ class Worker:
                 self.q.requeue(self.id)
                 return "requeue"
         return {"envelope": answer}
+
+
+def sweep_judge_dirs(tmp: Optional[str] = None) -> List[str]:
+    """Removes the node-local judge folders of this user's workers that are gone: a worker killed outright (its
+    node's OOM killer, SIGKILL at the end of its time) cannot remove the folder of the job it was judging. Run when
+    a worker starts; returns what it removed."""
+    base = Path(tmp or tempfile.gettempdir())
+    removed = []
+    for d in base.glob(f"{JUDGE_DIR_PREFIX}*-*"):
+        pid = d.name[len(JUDGE_DIR_PREFIX):].split("-", 1)[0]
+        try:
+            if not pid.isdigit() or d.is_symlink() or d.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+            continue  # its worker (or a process that took its number) is alive
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # another user's process, or the folder went meanwhile
+        _rmtree(d)
+        removed.append(str(d))
+    return removed
 
 
 def _rmtree(path: Path) -> None:

@@ -201,13 +201,14 @@ describe('slurm host', () => {
       const queueDir = await host.queueDir();
       const news: string[] = [];
       let victim: string | undefined;
+      let victimPid = 0;
       host.onLog((_level, m) => {
         news.push(m);
         const started = /started on Slurm job (\d+)/.exec(m);
         if (started && !victim) {
           victim = started[1];
-          const beat = JSON.parse(fs.readFileSync(path.join(queueDir, 'workers', `${victim}.json`), 'utf8')) as { pid: number };
-          process.kill(beat.pid, signal);
+          victimPid = (JSON.parse(fs.readFileSync(path.join(queueDir, 'workers', `${victim}.json`), 'utf8')) as { pid: number }).pid;
+          process.kill(victimPid, signal);
         }
       });
       try {
@@ -219,6 +220,8 @@ describe('slurm host', () => {
         await host.dispose();
       }
       expect(ourJobs(host)).toEqual([]);
+      // the judge folder the lost worker had on the node is removed by the worker started after it
+      if (signal === 'SIGKILL') expect(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(`kernelevolve-judge-${victimPid}-`))).toEqual([]);
     });
   }
 
