@@ -4,8 +4,8 @@
 // times). The real engine and tuner run a budget of that fraction of the grid's points (no knowledge-base starts,
 // greedy), and each candidate's verdict is the recorded point of its settings: its times per shape against the
 // median baseline time per shape of the whole grid, as bench-tuner scores them. A candidate outside the grid (a
-// value no axis holds) gets the nearest point's times and is counted; a per-shape table is not replayed (it costs
-// its unit and fails). Evaluations take a seeded, jittered time on SLOTS slots with one timing lock, so the order
+// value no axis holds) gets the nearest point's times and is counted; a per-shape table gets, on each shape, the
+// recorded time of the settings its row launches there (the table's own cost, a lookup, is not modelled). Evaluations take a seeded, jittered time on SLOTS slots with one timing lock, so the order
 // in which verdicts come in, which decides where a one-wave budget's last units go, changes with each order
 // (--orders). It prints, per grid, the tuner's best over the grid's best (both recorded figures) over the orders.
 // A recorded point is one reading: on kernels of few long rows, single readings move by 10-20%, so the replay
@@ -60,9 +60,14 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 class RecordedGrid {
   constructor(engine, grid, baselineValues, slots, seed) {
     Object.assign(this, { engine, grid, baselineValues, totalSlots: slots, hardware: 'nvidia-h200' });
+    this.run = undefined; // the run it judges for (a table's rows name its candidates)
     this.random = engine.seededRandom(seed); // each order's evaluation times, reproducible
     this.lock = Promise.resolve();
     this.outside = 0;
+  }
+
+  candidates() {
+    return this.run?.candidates ?? [];
   }
 
   async evaluate(job, opts = {}) {
@@ -85,15 +90,35 @@ class RecordedGrid {
     } finally {
       release();
     }
-    if (/KERNELEVOLVE_\w+_BY_/.test(job.candidateSource)) return { status: 'runtime_error', reason: 'per-shape tables are not replayed', host: 'replay' };
-    const values = this.engine.knobValues(this.engine.detectKnobs(job.candidateSource, 'python'));
-    const { row, exact } = this.grid.nearest(values, this.baselineValues);
-    if (!exact) this.outside++;
-    const shapes = row.shapes.map((s) => ({ shape: JSON.parse(s.key), baseline_ms: this.grid.baseline[s.key], candidate_ms: s.candidate_ms, speedup: this.grid.baseline[s.key] / s.candidate_ms }));
-    const speedup = this.grid.score(row);
+    // a per-shape table launches, on each shape, the settings of the candidate its row names; anything else, its own
+    const table = /KERNELEVOLVE_\w+_BY_/.test(job.candidateSource) ? this.candidates().find((c) => c.id === job.id) : undefined;
+    if (/KERNELEVOLVE_\w+_BY_/.test(job.candidateSource) && !table) return { status: 'runtime_error', reason: 'a table of no known candidate', host: 'replay' };
+    const settingsOf = (source) => this.engine.knobValues(this.engine.detectKnobs(source, 'python'));
+    const own = table ? undefined : settingsOf(job.candidateSource);
+    const shapes = [];
+    let outside = false;
+    for (const key of this.grid.keys) {
+      const shape = JSON.parse(key);
+      let values = own;
+      if (table) {
+        const id = / \((c\d+), /.exec(String(table.knobs?.[shapeText(shape)] ?? ''))?.[1];
+        const from = this.candidates().find((c) => c.id === id);
+        if (!from) return { status: 'runtime_error', reason: `the table names no candidate for ${shapeText(shape)}`, host: 'replay' };
+        values = settingsOf(from.source);
+      }
+      const { row, exact } = this.grid.nearest(values, this.baselineValues);
+      outside ||= !exact;
+      const candidateMs = row.shapes.find((s) => s.key === key).candidate_ms;
+      shapes.push({ shape, baseline_ms: this.grid.baseline[key], candidate_ms: candidateMs, speedup: this.grid.baseline[key] / candidateMs });
+    }
+    if (outside) this.outside++;
+    const speedup = Math.exp(shapes.reduce((a, s) => a + Math.log(s.speedup), 0) / shapes.length);
     return { status: 'ok', reason: 'Correct.', speedup, speedup_interval: [speedup / 1.02, speedup * 1.02], shapes, host: 'replay' };
   }
 }
+
+/** A spec shape as a table's row names it (tuneOperator.ts): `{rows=4096, cols=4096}`. */
+const shapeText = (s) => `{${Object.entries(s).map(([k, v]) => `${k}=${v}`).join(', ')}}`;
 
 function loadGrid(file) {
   const rows = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.status === 'ok' && r.shapes);
@@ -111,7 +136,7 @@ function loadGrid(file) {
     }
     return { row: best, exact: distance === 0 };
   };
-  return { rows, baseline, score, nearest, best: Math.max(...rows.map(score)) };
+  return { rows, keys, baseline, score, nearest, best: Math.max(...rows.map(score)) };
 }
 
 const opts = parseArgs(process.argv.slice(2));
@@ -137,7 +162,7 @@ for (const name of opts.names) {
   let cancelled = 0;
   for (let order = 1; order <= opts.orders; order++) {
     const evaluator = new RecordedGrid(engine, grid, baselineValues, opts.slots, order);
-    const run = new engine.EvolutionRun({ runId: 'replay', runDir: path.join(os.tmpdir(), 'ke-replay-none'), spec, baselineSource: source,
+    const run = evaluator.run = new engine.EvolutionRun({ runId: 'replay', runDir: path.join(os.tmpdir(), 'ke-replay-none'), spec, baselineSource: source,
       operators: [new engine.TuneOperator({ fileName: path.basename(sourcePath), knowledgeDir: null })], evaluator, policy: new engine.GreedyPolicy(),
       limits: { budget }, confirmTop: 0, refundShare: opts.refundShare });
     await run.run();
