@@ -482,6 +482,7 @@ class SharedReference(ReferenceWorker):
         os.dup2(log, 2)
         os.close(log)
         os.chdir(home)
+        use_temporary_folder(home)
         return dict(moved, log=os.path.join(home, "reference.log"))
 
 
@@ -793,7 +794,17 @@ class CandidateWorker(Worker):
             gargs[j] = A.fill(gargs[j], a, (lambda dst, _a: A.poison(dst)) if j in self.outputs else load)
 
 
+def use_temporary_folder(folder: str) -> None:
+    """Temporary files of the code this process runs (Triton's .ptx, .cubin and ptxas logs, a spec's own) go to
+    `folder`, which goes away with the job (or, for a shared reference, with it): a worker killed while compiling,
+    as every candidate cancelled as moot is, left them in /tmp."""
+    import tempfile
+    os.environ["TMPDIR"] = folder
+    tempfile.tempdir = None  # read again from TMPDIR (a forked worker inherits the server's cached value)
+
+
 def main(argv: List[str]) -> int:
+    use_temporary_folder(os.getcwd())  # the judge's working folder (warm.py and judge.py start workers there)
     chan = Channel(int(argv[1]), int(argv[2]))
     header, _ = chan.recv(None)
     if header["mode"] != "reference":

@@ -46,3 +46,31 @@ def test_a_finished_compile_leaves_only_its_library(tmp_path: Path, system_tmp: 
     assert build.ok, build.log
     assert [p.name for p in out.iterdir()] == [Path(build.artifact).name]
     assert list(system_tmp.iterdir()) == []
+
+
+def _leaving_spec(tmp_path: Path) -> Path:
+    """The axpby spec whose launch leaves a temporary file behind, as Triton's compiler does when its worker is
+    killed in the middle (its .ptx and .cubin are removed only once ptxas returns)."""
+    specs = Path(__file__).parent / "specs" / "axpby"
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    (folder / "axpby.cpp").write_text((specs / "axpby.cpp").read_text())
+    text = (specs / "spec.py").read_text()
+    text = text.replace("def launch(lib, x, y, out, a, b, n):\n",
+                        "def launch(lib, x, y, out, a, b, n):\n"
+                        "    import os, tempfile\n"
+                        "    fd, _ = tempfile.mkstemp(prefix='ke-leftover-')\n"
+                        "    os.close(fd)\n")
+    assert "ke-leftover-" in text
+    (folder / "spec.py").write_text(text)
+    return folder / "spec.py"
+
+
+@pytest.mark.parametrize("warm", [True, False])
+def test_a_worker_keeps_its_temporary_files_in_the_judges_folder(tmp_path: Path, system_tmp: Path, harness,
+                                                                  warm: bool) -> None:
+    spec = _leaving_spec(tmp_path)
+    verdict, _ = harness.evaluate(spec, spec.parent / "axpby.cpp", *([] if warm else ["--no-warm"]))
+    assert verdict["status"] == "ok", verdict
+    assert verdict["workers"]["candidate"].startswith("warm" if warm else "cold"), verdict["workers"]
+    assert list(system_tmp.rglob("ke-leftover-*")) == []
