@@ -5,8 +5,9 @@
 // greedy), and each candidate's verdict is the recorded point of its settings: its times per shape against the
 // median baseline time per shape of the whole grid, as bench-tuner scores them. A candidate outside the grid (a
 // value no axis holds) gets the nearest point's times and is counted; a per-shape table gets, on each shape, the
-// recorded time of the settings its row launches there (the table's own cost, a lookup, is not modelled). Evaluations take a seeded, jittered time on SLOTS slots with one timing lock, so the order
-// in which verdicts come in, which decides where a one-wave budget's last units go, changes with each order
+// recorded time of the settings its row launches there (the table's own cost, a lookup, is not modelled).
+// Evaluations take a seeded, jittered time on SLOTS slots with one timing lock, so the order in which verdicts
+// come in, which decides where a one-wave budget's last units go, changes with each order
 // (--orders). It prints, per grid, the tuner's best over the grid's best (both recorded figures) over the orders.
 // A recorded point is one reading: on kernels of few long rows, single readings move by 10-20%, so the replay
 // compares search rules on one landscape each; the GPU bench judges them.
@@ -91,8 +92,9 @@ class RecordedGrid {
       release();
     }
     // a per-shape table launches, on each shape, the settings of the candidate its row names; anything else, its own
-    const table = /KERNELEVOLVE_\w+_BY_/.test(job.candidateSource) ? this.candidates().find((c) => c.id === job.id) : undefined;
-    if (/KERNELEVOLVE_\w+_BY_/.test(job.candidateSource) && !table) return { status: 'runtime_error', reason: 'a table of no known candidate', host: 'replay' };
+    const isTable = /KERNELEVOLVE_\w+_BY_/.test(job.candidateSource);
+    const table = isTable ? this.candidates().find((c) => c.id === job.id) : undefined;
+    if (isTable && !table) return { status: 'runtime_error', reason: 'a table of no known candidate', host: 'replay' };
     const settingsOf = (source) => this.engine.knobValues(this.engine.detectKnobs(source, 'python'));
     const own = table ? undefined : settingsOf(job.candidateSource);
     const shapes = [];

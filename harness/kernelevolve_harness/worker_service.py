@@ -39,7 +39,7 @@ from typing import Any, Dict, List, Optional
 from .job_runner import Job, JobRun
 
 HEARTBEAT_S = 1.0
-# The node-local folders of a worker's judges: kernelevolve-judge-<worker pid>-<random> in the node's TMPDIR
+# The node-local folders of a worker's judges: kernelevolve-judge-<worker pid>@<node>-<random> in the job's TMPDIR
 JUDGE_DIR_PREFIX = "kernelevolve-judge-"
 # A harness killed from outside (not the candidate: the harness survives those) is retried this often.
 MAX_ATTEMPTS = 3
@@ -249,7 +249,7 @@ class Worker:
                          memory_share=_share(job.get("memory_share"))),
                      scratch=str(scratch), python=self.python, owner=os.getpid(),
                      # the judge compiles and runs its workers on the node's disk, not the queue's shared one
-                     judge_dir=tempfile.mkdtemp(prefix=f"{JUDGE_DIR_PREFIX}{os.getpid()}-"))
+                     judge_dir=tempfile.mkdtemp(prefix=f"{JUDGE_DIR_PREFIX}{os.getpid()}@{socket.gethostname()}-"))
         self.run = run
         withdrawn = False
 
@@ -283,13 +283,18 @@ class Worker:
 
 
 def sweep_judge_dirs(tmp: Optional[str] = None) -> List[str]:
-    """Removes the node-local judge folders of this user's workers that are gone: a worker killed outright (its
-    node's OOM killer, SIGKILL at the end of its time) cannot remove the folder of the job it was judging. Run when
-    a worker starts; returns what it removed."""
+    """Removes the judge folders of this user's workers on this node that are gone: a worker killed outright (its
+    node's OOM killer, SIGKILL at the end of its time) cannot remove the folder of the job it was judging. Only this
+    node's folders are looked at (a TMPDIR on a filesystem that nodes share holds others', whose process numbers
+    mean nothing here). Run when a worker starts; returns what it removed."""
     base = Path(tmp or tempfile.gettempdir())
+    node = socket.gethostname()
     removed = []
-    for d in base.glob(f"{JUDGE_DIR_PREFIX}*-*"):
-        pid = d.name[len(JUDGE_DIR_PREFIX):].split("-", 1)[0]
+    for d in (p for p in base.iterdir() if p.name.startswith(JUDGE_DIR_PREFIX)):
+        # <pid>@<node>-<random>: mkdtemp's random part has no "-", a node's name may
+        pid, at, rest = d.name[len(JUDGE_DIR_PREFIX):].partition("@")
+        if not at or rest.rsplit("-", 1)[0] != node:
+            continue
         try:
             if not pid.isdigit() or d.is_symlink() or d.stat().st_uid != os.getuid():
                 continue

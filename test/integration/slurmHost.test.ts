@@ -221,7 +221,7 @@ describe('slurm host', () => {
       }
       expect(ourJobs(host)).toEqual([]);
       // the judge folder the lost worker had on the node is removed by the worker started after it
-      if (signal === 'SIGKILL') expect(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(`kernelevolve-judge-${victimPid}-`))).toEqual([]);
+      if (signal === 'SIGKILL') expect(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(`kernelevolve-judge-${victimPid}@${os.hostname()}-`))).toEqual([]);
     });
   }
 
