@@ -672,7 +672,8 @@ class Judge:
     def _to_retime(self, received: List[List[Dict[str, Any]]], estimate: Any) -> List[int]:
         """The shapes to time again (at most KERNELEVOLVE_RETIME_SHAPES, default 2, the least sure first): those
         whose interval is wider than their goal (ratio_goal; ratio_goal_short for a shape timed as CUDA graphs,
-        whose passes aim no closer) and near enough to it for more passes to help (ratios.worth_retiming)."""
+        whose passes aim no closer) and near enough to it for more passes to help (ratios.worth_retiming), and
+        not wholly below far_below (a launch that loses by half needs no finer figure)."""
         ratios = []
         for passes in received:
             b, c = shape_estimate([_pass(h) for h in passes], estimate)
@@ -682,7 +683,9 @@ class Judge:
         s = self.timing_settings
         goals = [s.ratio_goal_short if passes and all(h.get("timer") == "cuda-graph" for h in passes) else s.ratio_goal
                  for passes in received]
-        unsure = {k for k, (r, iv) in enumerate(zip(ratios, shape_iv)) if worth_retiming(iv, r, goals[k], s.retime_reach)}
+        # a shape wholly below far_below is not timed again: its passes stopped at far_goal (timing_settings.py)
+        unsure = {k for k, (r, iv) in enumerate(zip(ratios, shape_iv))
+                  if worth_retiming(iv, r, goals[k], s.retime_reach) and not (s.far_below > 0 and iv[1] < s.far_below)}
         width = {k: shape_iv[k][1] / max(shape_iv[k][0], 1e-12) for k in unsure}
         return sorted(sorted(unsure, key=lambda k: -width[k])[:max(0, s.retime_shapes)])
 
@@ -791,7 +794,9 @@ class Judge:
             rows.append({"shape": self.shapes[i], "baseline_ms": b, "candidate_ms": c,
                          "speedup": b / c if c > 0 else float("inf"),
                          "samples": sum(len(h["samples"]["candidate"]) for h in passes),
-                         "batch": header["batch"]["candidate"], "method": header.get("timer", "")})
+                         "batch": header["batch"]["candidate"], "method": header.get("timer", ""),
+                         # why each timed pass stopped (stopping_rule.py): "precise", "far below", "ceiling: ..."
+                         "stops": [(h.get("rule") or {}).get("stop", "") for h in passes]})
             if len(passes) > 1:
                 rows[-1]["passes"] = len(passes)
             if isinstance(header.get("memory"), dict):  # the memory plan of its first pass (memory_plan.py)

@@ -8,6 +8,11 @@ sets (where a buffer lies in device memory), which the judge adds across shapes 
 in new buffers, nor what the run order does to a kernel's time, which the judge adds too. So the rule looks at the
 part rounds can change, and the goal is narrower than the verdict's (ratio_goal) to leave room for the others.
 
+A pass whose ratio lies wholly below the settings' far_below (the candidate at most half as fast as the baseline
+there) stops once its interval is within far_goal instead: no choice turns on a finer figure of a launch that
+loses by that much, and its calls are the slowest to time (on the H200, the softmax example's row blocks of 128
+and 256 rows, 25-50x slower than its launch as written, took up to 2.7 s of rounds each under the timing lock).
+
 Numpy computes the bootstrap (200 resamples of up to a few hundred rounds in about a millisecond): in Python, one
 check cost as long as dozens of rounds, and the worker held the timing lock while it ran.
 """
@@ -49,6 +54,7 @@ class StoppingRule:
         self.set_aside = 0
         self.timed_s = 0.0
         self.half_width: Optional[float] = None
+        self.ratio: Optional[float] = None  # the ratio the last half-width is relative to
         self.reason = ""
         self._checked_at = 0
 
@@ -88,7 +94,9 @@ class StoppingRule:
         if self.half_width is None or kept - self._checked_at >= max(1, self._checked_at // 10):
             self._checked_at = kept
             self.half_width = self.interval_half_width()
-        return "precise" if self.half_width <= self.goal else ""
+        if self.half_width <= self.goal:
+            return "precise"
+        return "far below" if far_below(self.ratio, self.half_width, self.s) else ""
 
     def interval_half_width(self) -> float:
         """The larger distance from the ratio to an end of its bootstrap interval, relative to the ratio (each
@@ -102,6 +110,7 @@ class StoppingRule:
             orders = np.zeros_like(orders)  # one group: too few rounds of an order to estimate it apart
         groups = np.unique(orders)
         ratio = self._balanced([np.flatnonzero(orders == o)[None, :] for o in groups], b, c)[0]
+        self.ratio = float(ratio)
         if not (ratio > 0 and np.isfinite(ratio)):
             return float("inf")
         rng = np.random.default_rng(len(b))  # seeded by the count alone: the same samples, the same answer
@@ -134,6 +143,13 @@ class StoppingRule:
             return part[:, mid].mean(axis=1)
         k = (n - 1) // 4
         return np.partition(rows, k, axis=1)[:, k]
+
+
+def far_below(ratio: Optional[float], half_width: float, s: TimingSettings) -> bool:
+    """A ratio whose interval (relative half-width) lies wholly below s.far_below and is within s.far_goal: as
+    precise as a launch that loses by that much needs to be (off when far_below is 0)."""
+    return (s.far_below > 0 and ratio is not None and 0 < ratio and half_width <= max(s.far_goal, 0.0)
+            and ratio * (1.0 + half_width) < s.far_below)
 
 
 def _ratio(b: np.ndarray, c: np.ndarray) -> np.ndarray:

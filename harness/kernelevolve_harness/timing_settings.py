@@ -38,6 +38,12 @@ class TimingSettings:
     retime_shapes: int = 2  # KERNELEVOLVE_RETIME_SHAPES
     # only where more passes can bring the interval near its goal: not wider than goal x retime_reach
     retime_reach: float = 2.0  # KERNELEVOLVE_RETIME_REACH
+    # A shape whose ratio's interval lies wholly below far_below (the candidate there at most half as fast as the
+    # baseline) needs it no narrower than far_goal, and is not timed again in new buffers: no choice of the search
+    # turns on a finer figure of a launch that loses by that much (a per-shape table never picks it there: the
+    # launch as written is twice as fast), and such a candidate's calls are the slowest to time. 0 turns it off.
+    far_below: float = 0.5  # KERNELEVOLVE_FAR_BELOW
+    far_goal: float = 0.05  # KERNELEVOLVE_FAR_GOAL
     # GPU, one call per sample: the buffer sets a pass turns through (the interval's clusters)
     buffer_sets: int = 4  # KERNELEVOLVE_BUFFER_SETS
     # one sample's buffer sets at most: how many, and their bytes in all
@@ -62,6 +68,8 @@ class TimingSettings:
             ratio_goal_short=_env("KERNELEVOLVE_RATIO_GOAL_SHORT", base.ratio_goal_short),
             retime_shapes=int(_env("KERNELEVOLVE_RETIME_SHAPES", base.retime_shapes)),
             retime_reach=max(1.0, _env("KERNELEVOLVE_RETIME_REACH", base.retime_reach)),
+            far_below=max(0.0, _env("KERNELEVOLVE_FAR_BELOW", base.far_below)),
+            far_goal=_env("KERNELEVOLVE_FAR_GOAL", base.far_goal),
             buffer_sets=max(1, int(_env("KERNELEVOLVE_BUFFER_SETS", base.buffer_sets))),
         )
 

@@ -1,4 +1,5 @@
 """Honest candidates are judged ok, and faster ones show a speedup."""
+import pytest
 from conftest import EXAMPLES, NAIVE, Harness
 
 
@@ -54,3 +55,24 @@ def test_profile_reports_vectorisation_spread_and_roofline(harness: Harness) -> 
     assert p["vectorized_loops"] >= 1
     assert p["timing_spread_iqr_over_median"] >= 0
     assert p["gflops"] > 0 and p["gbytes_per_s"] > 0 and p["arithmetic_intensity"] > 1
+
+
+def test_a_candidate_far_slower_stops_timing_once_that_is_sure(harness: Harness, monkeypatch) -> None:
+    # the naive product done 12 times over: about 0.1x the baseline on every shape. With a pass goal no pass can
+    # meet (+-0.1%), its passes stop once their intervals lie below half the baseline's speed within +-5% ("far
+    # below"), or at a ceiling; with the rule off, all at a ceiling. The ratios are the same within their spread
+    monkeypatch.setenv("KERNELEVOLVE_ROUND_GOAL", "0.001")
+    slow = "  for (int rep = 0; rep < 12; ++rep) {\n" + NAIVE.replace("float s = 0.0f", "volatile float s = 0.0f") + "\n  }"
+    v = harness.mm(slow)
+    assert v["status"] == "ok", v
+    stops = [stop for s in v["shapes"] for stop in s["stops"]]
+    assert "far below" in stops and all(stop == "far below" or stop.startswith("ceiling") for stop in stops), stops
+    for s in v["shapes"]:
+        assert s["interval"][1] < 0.5, s
+    monkeypatch.setenv("KERNELEVOLVE_FAR_BELOW", "0")
+    off = harness.mm(slow)
+    assert off["status"] == "ok", off
+    assert all(stop.startswith("ceiling") for s in off["shapes"] for stop in s["stops"]), off["shapes"]
+    assert sum(s["samples"] for s in off["shapes"]) > sum(s["samples"] for s in v["shapes"])
+    for a, b in zip(v["shapes"], off["shapes"]):
+        assert b["speedup"] == pytest.approx(a["speedup"], rel=0.25), (a, b)

@@ -11,12 +11,14 @@ from kernelevolve_harness.timing_settings import TimingSettings
 GPU = TimingSettings(floor_rounds=30, floor_s=0.0, ceiling_rounds=200, ceiling_s=1e9, round_goal=0.01)
 
 
-def run(rule: StoppingRule, noise: float, seed: int = 1, kernel_ms: float = 0.05, sets: int = 4) -> int:
-    """Feeds rounds of two equal kernels (log-normal noise per sample) until the rule says enough; the rounds
-    it took."""
+def run(rule: StoppingRule, noise: float, seed: int = 1, kernel_ms: float = 0.05, sets: int = 4,
+        slower: float = 1.0) -> int:
+    """Feeds rounds of two kernels, the candidate `slower` times the baseline's time (noise per sample), until the
+    rule says enough; the rounds it took."""
     rng = random.Random(seed)
     for r in range(10_000):
-        rule.add_measurement(kernel_ms * (1 + rng.gauss(0, noise)), kernel_ms * (1 + rng.gauss(0, noise)), r % sets)
+        rule.add_measurement(kernel_ms * (1 + rng.gauss(0, noise)), slower * kernel_ms * (1 + rng.gauss(0, noise)),
+                             r % sets)
         if rule.is_finished():
             return r + 1
     raise AssertionError("the rule never stopped")
@@ -125,3 +127,31 @@ def test_the_run_order_does_not_keep_a_pass_going() -> None:
         mixed.add_measurement(b, c, r % 4)
     assert balanced.interval_half_width() < 0.005
     assert mixed.interval_half_width() > 0.05
+
+
+def test_a_candidate_far_below_the_baseline_stops_once_that_is_sure() -> None:
+    # 20 times slower, samples as noisy as those that take a ratio near 1.00 past the floor: the pass stops once
+    # its interval lies below half the baseline's speed within +-5%, long before +-1%; the ratio it reports is
+    # the same (within its interval)
+    slow = StoppingRule(GPU)
+    rounds = run(slow, noise=0.15, slower=20.0)
+    stats = slow.stats()
+    assert stats.reason == "far below" and stats.half_width is not None and stats.half_width <= GPU.far_goal
+    assert slow.ratio == pytest.approx(0.05, rel=stats.half_width)
+    precise = StoppingRule(GPU)
+    assert rounds < run(precise, noise=0.15, slower=20.0 / 19.0) and precise.stats().reason != "far below"
+    # above half the baseline's speed (0.53x), or with the rule off (KERNELEVOLVE_FAR_BELOW=0), the pass aims at +-1%
+    near = StoppingRule(GPU)
+    run(near, noise=0.15, slower=1.9)
+    assert near.stats().reason != "far below"
+    off = StoppingRule(TimingSettings(floor_rounds=30, ceiling_rounds=200, ceiling_s=1e9, round_goal=0.01,
+                                      far_below=0.0))
+    assert run(off, noise=0.15, slower=20.0) > rounds and off.stats().reason != "far below"
+
+
+def test_far_below_reads_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (TimingSettings.from_env(gpu=True).far_below, TimingSettings.from_env(gpu=True).far_goal) == (0.5, 0.05)
+    monkeypatch.setenv("KERNELEVOLVE_FAR_BELOW", "0")
+    monkeypatch.setenv("KERNELEVOLVE_FAR_GOAL", "0.1")
+    s = TimingSettings.from_env(gpu=False)
+    assert (s.far_below, s.far_goal) == (0.0, 0.1)

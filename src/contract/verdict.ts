@@ -23,6 +23,9 @@ export interface ShapeTiming {
   interval?: [number, number];
   /** Timed passes of the shape, when it was timed again (a wide interval, or a disagreement). */
   passes?: number;
+  /** Why each timed pass stopped: `precise`, `far below` (wholly under half the baseline's speed, within its
+   *  looser goal), `ceiling: ...`, `floor`. */
+  stops?: string[];
   /** KernelBench's own eager timing of the shape (KernelBench problems; reported, never judged). */
   kernelbench?: KernelBenchTiming;
 }

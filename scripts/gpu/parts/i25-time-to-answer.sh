@@ -161,9 +161,14 @@ fi
 bench() { # dir name timeout spec args... (REPEAT: the contenders' re-timings, 1 unless set; PAIRED: the paired share's rounds, none unless set)
   local dir=$1 name=$2 limit=$3 spec=$4
   shift 4
-  # GRID_RESUME=DIR: a bench's folder from an earlier call's raw files (DIR/NAME: its tuner run and grid.jsonl, carried
-  # under .test-output/): the bench goes on where that call's time limit stopped it
-  if [ -n "${GRID_RESUME:-}" ] && [ -d "$GRID_RESUME/$name" ] && [ ! -d "$RAW/$dir/$name" ]; then cp -r "$GRID_RESUME/$name" "$RAW/$dir/"; fi
+  # GRID_RESUME=DIR: a bench's folder from an earlier call's raw files (DIR/NAME: its tuner run and grid.jsonl, as
+  # RAW/grid/NAME/NAME holds them, carried under .test-output/): the bench goes on where that call's time limit
+  # stopped it. bench-tuner.mjs keeps its work in OUT/NAME, so DIR/NAME goes to RAW/grid/NAME/NAME (before 2026-12-05
+  # it went one folder higher, where the bench never looked, and a resumed bench started over)
+  if [ -n "${GRID_RESUME:-}" ] && [ -d "$GRID_RESUME/$name" ] && [ ! -d "$RAW/$dir/$name" ]; then
+    mkdir -p "$RAW/$dir/$name" && cp -r "$GRID_RESUME/$name" "$RAW/$dir/$name/"
+    echo "$name: resumed from $GRID_RESUME/$name ($(cat "$GRID_RESUME/$name/grid.jsonl" 2>/dev/null | wc -l) grid points judged$([ -f "$GRID_RESUME/$name/tuner-run/run.json" ] && echo ', its tuner run'))" >&2
+  fi
   timeout "$limit" node scripts/bench-tuner.mjs --knobs dist/knobs.cjs --repeat "${REPEAT:-1}" --top 3 --final 2 --paired "${PAIRED:-0}" --parallel "$SLOTS" \
     --config "$RAW/hosts.json" --no-starts --out "$RAW/$dir/$name" "$@" "$spec" > "$RAW/$dir/$name.txt" 2> "$RAW/$dir/$name.log"
   if [ -s "$RAW/$dir/$name.txt" ]; then sed -n '3,$p' "$RAW/$dir/$name.txt" | grep -v '^| kernel\|^| ---' ; else echo "| $name | stopped by its time limit or failed: $(tail -c 300 "$RAW/$dir/$name.log")"; fi
