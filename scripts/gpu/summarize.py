@@ -113,6 +113,21 @@ def main(out):
         for v in vs:
             statuses[v["status"]] = statuses.get(v["status"], 0) + 1
         print(f"    verdicts: {statuses}; best {best.get('id')} confirmed {best.get('confirmed')}")
+        # the rate over the run, and what its slowest candidates cost: a search that runs out of settings ends
+        # on its far corners (launches many times slower than the baseline, the slowest to time) and drains
+        try:
+            ended = json.load(open(os.path.join(run, "run.json"))).get("reason", "?")
+        except (OSError, ValueError):
+            ended = "?"
+        windows = [0] * (int((done[-1] - done[0]) // 20) + 1) if done else []
+        for t in done:
+            windows[int((t - done[0]) // 20)] += 1
+        far = [v for v in vs if v.get("status") == "ok" and v.get("speedup", 1.0) < 0.5]
+        far_held = sum((v.get("stages") or {}).get("timing_s", 0.0) for v in far)
+        stops = [s for v in vs for sh in v.get("shapes") or [] for s in sh.get("stops") or []]
+        print(f"    verdicts per 20 s from the first: {' '.join(map(str, windows))}; the run ended: {ended}; "
+              f"under 0.5x the baseline: {len(far)} candidates, {far_held / held if held else 0:.0%} of the lock "
+              f"held; timed passes that stopped far below: {stops.count('far below')} of {len(stops)}")
         for status in sorted(statuses):
             if status != "ok":  # the first reason of each other kind, as the user would read it
                 first = next(v for v in vs if v["status"] == status)
