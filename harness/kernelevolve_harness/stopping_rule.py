@@ -148,7 +148,7 @@ class StoppingRule:
 def far_below(ratio: Optional[float], half_width: float, s: TimingSettings) -> bool:
     """A ratio whose interval (relative half-width) lies wholly below s.far_below and is within s.far_goal: as
     precise as a launch that loses by that much needs to be (off when far_below is 0)."""
-    return (s.far_below > 0 and ratio is not None and 0 < ratio and half_width <= max(s.far_goal, 0.0)
+    return (s.far_below > 0 and ratio is not None and 0 < ratio and half_width <= s.far_goal
             and ratio * (1.0 + half_width) < s.far_below)
 
 

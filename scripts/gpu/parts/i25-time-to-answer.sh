@@ -161,13 +161,18 @@ fi
 bench() { # dir name timeout spec args... (REPEAT: the contenders' re-timings, 1 unless set; PAIRED: the paired share's rounds, none unless set)
   local dir=$1 name=$2 limit=$3 spec=$4
   shift 4
-  # GRID_RESUME=DIR: a bench's folder from an earlier call's raw files (DIR/NAME: its tuner run and grid.jsonl, as
-  # RAW/grid/NAME/NAME holds them, carried under .test-output/): the bench goes on where that call's time limit
-  # stopped it. bench-tuner.mjs keeps its work in OUT/NAME, so DIR/NAME goes to RAW/grid/NAME/NAME (before 2026-12-05
-  # it went one folder higher, where the bench never looked, and a resumed bench started over)
-  if [ -n "${GRID_RESUME:-}" ] && [ -d "$GRID_RESUME/$name" ] && [ ! -d "$RAW/$dir/$name" ]; then
-    mkdir -p "$RAW/$dir/$name" && cp -r "$GRID_RESUME/$name" "$RAW/$dir/$name/"
-    echo "$name: resumed from $GRID_RESUME/$name ($(cat "$GRID_RESUME/$name/grid.jsonl" 2>/dev/null | wc -l) grid points judged$([ -f "$GRID_RESUME/$name/tuner-run/run.json" ] && echo ', its tuner run'))" >&2
+  # GRID_RESUME=DIR: an earlier call's grid folder (its raw.tgz's i25-time-to-answer/grid, carried under
+  # .test-output/), whose DIR/NAME/NAME holds the bench's tuner run and grid.jsonl; or a folder whose DIR/NAME holds
+  # them itself. The bench goes on where that call's time limit stopped it: bench-tuner.mjs keeps its work in
+  # OUT/NAME, and OUT is RAW/grid/NAME here
+  local kept=""
+  if [ -n "${GRID_RESUME:-}" ] && [ ! -d "$RAW/$dir/$name" ]; then
+    if [ -d "$GRID_RESUME/$name/$name" ]; then kept=$GRID_RESUME/$name/$name
+    elif [ -f "$GRID_RESUME/$name/grid.jsonl" ] || [ -d "$GRID_RESUME/$name/tuner-run" ]; then kept=$GRID_RESUME/$name; fi
+  fi
+  if [ -n "$kept" ]; then
+    mkdir -p "$RAW/$dir/$name" && cp -r "$kept" "$RAW/$dir/$name/$name"
+    echo "$name: resumed from $kept ($(cat "$kept/grid.jsonl" 2>/dev/null | wc -l) grid points judged$([ -f "$kept/tuner-run/run.json" ] && echo ', its tuner run'))" >&2
   fi
   timeout "$limit" node scripts/bench-tuner.mjs --knobs dist/knobs.cjs --repeat "${REPEAT:-1}" --top 3 --final 2 --paired "${PAIRED:-0}" --parallel "$SLOTS" \
     --config "$RAW/hosts.json" --no-starts --out "$RAW/$dir/$name" "$@" "$spec" > "$RAW/$dir/$name.txt" 2> "$RAW/$dir/$name.log"
