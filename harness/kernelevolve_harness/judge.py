@@ -796,7 +796,10 @@ class Judge:
                          "samples": sum(len(h["samples"]["candidate"]) for h in passes),
                          "batch": header["batch"]["candidate"], "method": header.get("timer", ""),
                          # why each timed pass stopped (stopping_rule.py): "precise", "far below", "ceiling: ..."
-                         "stops": [(h.get("rule") or {}).get("stop", "") for h in passes]})
+                         "stops": [(h.get("rule") or {}).get("stop", "") for h in passes],
+                         # timed calls, picked among a pass's rounds, whose outputs were checked (the last
+                         # sample's and the fresh-input call are checked besides)
+                         "spot_checks": sum(1 for h in passes for e in h["verify"] if e.get("what") == "timed")})
             if len(passes) > 1:
                 rows[-1]["passes"] = len(passes)
             if isinstance(header.get("memory"), dict):  # the memory plan of its first pass (memory_plan.py)

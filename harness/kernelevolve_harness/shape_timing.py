@@ -251,7 +251,8 @@ class ShapeTiming:
                 pending.append((name, label, self.timer.start(name, self.kernels[name], sets)))
                 self.last_queued = name
             taken += 1
-            if not (spot or len(pending) >= 2 * self.mem.group_rounds or not self.gpu or taken == self.s.floor_rounds):
+            if not (spot or len(pending) >= 2 * self.mem.group_rounds or not self.gpu
+                    or taken in (self.s.far_floor_rounds, self.s.floor_rounds)):
                 continue
             done = self.timer.finish([q for _, _, q in pending])
             for a in range(0, len(done) - 1, 2):  # a round: its two samples, kept or set aside together
@@ -273,7 +274,12 @@ class ShapeTiming:
                 self._keep(self.sets["candidate"][j][0], self.last_results[j], self.plan["candidate"][j], "timed",
                            pinned=True)
             if rule.is_finished():
-                break
+                # a pass that stops before its floor (far below) takes the spot checks it has not reached in the
+                # rounds right after (the rule is asked again after each); the candidate cannot tell them apart
+                late = sorted(r for r in spots if r >= taken)
+                if not late:
+                    break
+                spots = (spots - set(late)) | set(range(taken, taken + len(late)))
         stats = rule.stats()
         samples = {"baseline": rule.baseline, "candidate": rule.candidate}
         labels, orders, host_waits = rule.labels, rule.orders, stats.set_aside

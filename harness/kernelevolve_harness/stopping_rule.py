@@ -9,9 +9,11 @@ in new buffers, nor what the run order does to a kernel's time, which the judge 
 part rounds can change, and the goal is narrower than the verdict's (ratio_goal) to leave room for the others.
 
 A pass whose ratio lies wholly below the settings' far_below (the candidate at most half as fast as the baseline
-there) stops once its interval is within far_goal instead: no choice turns on a finer figure of a launch that
-loses by that much, and its calls are the slowest to time (on the H200, the softmax example's row blocks of 128
-and 256 rows, 25-50x slower than its launch as written, took up to 2.7 s of rounds each under the timing lock).
+there) stops once its interval is within far_goal instead, and may stop so from far_floor_rounds on: no choice
+turns on a finer figure of a launch that loses by that much, and its calls are the slowest to time (on the H200,
+the softmax example's row blocks of 128 and 256 rows, 25-50x slower than its launch as written, took up to 2.7 s
+of rounds each under the timing lock; with the floor of 30 rounds kept, such candidates still held 65% of the
+lock in a two-minute tune, at 0.02-0.04x). Such a pass still takes its spot checks (shape_timing.py).
 
 Numpy computes the bootstrap (200 resamples of up to a few hundred rounds in about a millisecond): in Python, one
 check cost as long as dozens of rounds, and the worker held the timing lock while it ran.
@@ -82,21 +84,31 @@ class StoppingRule:
         s, kept = self.s, len(self.candidate)
         if kept + self.set_aside >= 2 * s.ceiling_rounds:
             return "ceiling: rounds taken"  # bounded even when most rounds are set aside
-        if kept < s.floor_rounds or self.timed_s < s.floor_s:
+        if kept < min(s.floor_rounds, s.far_floor_rounds) or self.timed_s < s.floor_s:
             return ""
+        if kept < s.floor_rounds:  # between the two floors only a pass far below may stop
+            if s.far_below <= 0:
+                return ""
+            half_width = self._checked()
+            return "far below" if far_below(self.ratio, half_width, s) else ""
         if kept >= s.ceiling_rounds:
             return "ceiling: rounds"
         if self.timed_s >= s.ceiling_s:
             return "ceiling: timed work"
         if self.goal <= 0:
             return "floor"
-        # the bootstrap again once a tenth more rounds are in (each check costs about a millisecond)
+        if self._checked() <= self.goal:
+            return "precise"
+        return "far below" if far_below(self.ratio, self.half_width, self.s) else ""
+
+    def _checked(self) -> float:
+        """The interval's half-width, the bootstrap run again once a tenth more rounds are in (each check costs
+        about a millisecond)."""
+        kept = len(self.candidate)
         if self.half_width is None or kept - self._checked_at >= max(1, self._checked_at // 10):
             self._checked_at = kept
             self.half_width = self.interval_half_width()
-        if self.half_width <= self.goal:
-            return "precise"
-        return "far below" if far_below(self.ratio, self.half_width, self.s) else ""
+        return self.half_width
 
     def interval_half_width(self) -> float:
         """The larger distance from the ratio to an end of its bootstrap interval, relative to the ratio (each

@@ -44,6 +44,9 @@ class TimingSettings:
     # launch as written is twice as fast), and such a candidate's calls are the slowest to time. 0 turns it off.
     far_below: float = 0.5  # KERNELEVOLVE_FAR_BELOW
     far_goal: float = 0.05  # KERNELEVOLVE_FAR_GOAL
+    # and may stop from this many rounds on, before the floor (never below 3; at most the floor). The pass still
+    # takes its spot checks: those drawn past the round where it stops are taken in the rounds right after it.
+    far_floor_rounds: int = 10  # KERNELEVOLVE_FAR_FLOOR
     # GPU, one call per sample: the buffer sets a pass turns through (the interval's clusters)
     buffer_sets: int = 4  # KERNELEVOLVE_BUFFER_SETS
     # one sample's buffer sets at most: how many, and their bytes in all
@@ -70,6 +73,7 @@ class TimingSettings:
             retime_reach=max(1.0, _env("KERNELEVOLVE_RETIME_REACH", base.retime_reach)),
             far_below=max(0.0, _env("KERNELEVOLVE_FAR_BELOW", base.far_below)),
             far_goal=_env("KERNELEVOLVE_FAR_GOAL", base.far_goal),
+            far_floor_rounds=max(3, int(_env("KERNELEVOLVE_FAR_FLOOR", base.far_floor_rounds))),
             buffer_sets=max(1, int(_env("KERNELEVOLVE_BUFFER_SETS", base.buffer_sets))),
         )
 

@@ -76,3 +76,19 @@ def test_a_candidate_far_slower_stops_timing_once_that_is_sure(harness: Harness,
     assert sum(s["samples"] for s in off["shapes"]) > sum(s["samples"] for s in v["shapes"])
     for a, b in zip(v["shapes"], off["shapes"]):
         assert b["speedup"] == pytest.approx(a["speedup"], rel=0.25), (a, b)
+
+
+def test_a_pass_far_below_stops_before_the_floor_and_keeps_its_spot_checks(harness: Harness, monkeypatch) -> None:
+    # the GPU's floors on the CPU (30 rounds; far below from 10): the same slow product's passes stop before the
+    # floor where their intervals lie far below, and every pass still had two of its timed calls' outputs checked,
+    # those drawn past the round where it stopped taken right after it
+    monkeypatch.setenv("KERNELEVOLVE_ROUND_GOAL", "0.001")
+    monkeypatch.setenv("KERNELEVOLVE_MIN_SAMPLES", "30")
+    monkeypatch.setenv("KERNELEVOLVE_TIMING_BUDGET_S", "0")
+    slow = "  for (int rep = 0; rep < 12; ++rep) {\n" + NAIVE.replace("float s = 0.0f", "volatile float s = 0.0f") + "\n  }"
+    v = harness.mm(slow)
+    assert v["status"] == "ok", v
+    early = [s for s in v["shapes"] if s["stops"] == ["far below"] and s["samples"] < 30]
+    assert early, v["shapes"]
+    for s in v["shapes"]:
+        assert s["spot_checks"] == 2 * len(s["stops"]) and s["interval"][1] < 0.5, s

@@ -149,9 +149,26 @@ def test_a_candidate_far_below_the_baseline_stops_once_that_is_sure() -> None:
     assert run(off, noise=0.15, slower=20.0) > rounds and off.stats().reason != "far below"
 
 
+def test_a_pass_far_below_may_stop_before_the_floor_and_no_other() -> None:
+    # tight samples 20 times slower stop at the far floor (10 rounds), not at the floor (30); the same samples at
+    # 0.53x, or with the far floor at the floor, take the floor's 30; and no pass stops before the far floor
+    far = StoppingRule(GPU)
+    assert run(far, noise=0.01, slower=20.0) == GPU.far_floor_rounds == 10
+    assert far.stats().reason == "far below" and far.ratio == pytest.approx(0.05, rel=0.05)
+    assert run(StoppingRule(GPU), noise=0.01, slower=1.9) == 30
+    floor = StoppingRule(TimingSettings(floor_rounds=30, ceiling_rounds=200, ceiling_s=1e9, round_goal=0.01,
+                                        far_floor_rounds=30))
+    assert run(floor, noise=0.01, slower=20.0) == 30 and floor.stats().reason == "precise"
+    # noisier, it stops far below once its interval is within +-5%, between the two floors
+    noisy = StoppingRule(GPU)
+    assert 10 < run(noisy, noise=0.15, slower=20.0) < 30 and noisy.stats().reason == "far below"
+
+
 def test_far_below_reads_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert (TimingSettings.from_env(gpu=True).far_below, TimingSettings.from_env(gpu=True).far_goal) == (0.5, 0.05)
+    s = TimingSettings.from_env(gpu=True)
+    assert (s.far_below, s.far_goal, s.far_floor_rounds) == (0.5, 0.05, 10)
     monkeypatch.setenv("KERNELEVOLVE_FAR_BELOW", "0")
     monkeypatch.setenv("KERNELEVOLVE_FAR_GOAL", "0.1")
+    monkeypatch.setenv("KERNELEVOLVE_FAR_FLOOR", "1")
     s = TimingSettings.from_env(gpu=False)
-    assert (s.far_below, s.far_goal) == (0.0, 0.1)
+    assert (s.far_below, s.far_goal, s.far_floor_rounds) == (0.0, 0.1, 3)

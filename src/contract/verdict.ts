@@ -26,6 +26,9 @@ export interface ShapeTiming {
   /** Why each timed pass stopped: `precise`, `far below` (wholly under half the baseline's speed, within its
    *  looser goal), `ceiling: ...`, `floor`. */
   stops?: string[];
+  /** Timed calls, picked at random among the passes' rounds, whose outputs were checked (two a pass; the last
+   *  sample's calls and a call on fresh inputs are checked besides). */
+  spot_checks?: number;
   /** KernelBench's own eager timing of the shape (KernelBench problems; reported, never judged). */
   kernelbench?: KernelBenchTiming;
 }
