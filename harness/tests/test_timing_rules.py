@@ -130,14 +130,14 @@ def test_the_run_order_does_not_keep_a_pass_going() -> None:
 
 
 def test_a_candidate_far_below_the_baseline_stops_once_that_is_sure() -> None:
-    # 20 times slower, samples as noisy as those that take a ratio near 1.00 past the floor: the pass stops once
-    # its interval lies below half the baseline's speed within +-5%, long before +-1%; the ratio it reports is
+    # 2.5 times slower (0.4x), samples as noisy as those that take a ratio near 1.00 past the floor: the pass stops
+    # once its interval lies below half the baseline's speed within +-5%, long before +-1%; the ratio it reports is
     # the same (within its interval)
     slow = StoppingRule(GPU)
-    rounds = run(slow, noise=0.15, slower=20.0)
+    rounds = run(slow, noise=0.15, slower=2.5)
     stats = slow.stats()
     assert stats.reason == "far below" and stats.half_width is not None and stats.half_width <= GPU.far_goal
-    assert slow.ratio == pytest.approx(0.05, rel=stats.half_width)
+    assert slow.ratio == pytest.approx(0.4, rel=stats.half_width)
     precise = StoppingRule(GPU)
     assert rounds < run(precise, noise=0.15, slower=20.0 / 19.0) and precise.stats().reason != "far below"
     # above half the baseline's speed (0.53x), or with the rule off (KERNELEVOLVE_FAR_BELOW=0), the pass aims at +-1%
@@ -146,22 +146,29 @@ def test_a_candidate_far_below_the_baseline_stops_once_that_is_sure() -> None:
     assert near.stats().reason != "far below"
     off = StoppingRule(TimingSettings(floor_rounds=30, ceiling_rounds=200, ceiling_s=1e9, round_goal=0.01,
                                       far_below=0.0))
-    assert run(off, noise=0.15, slower=20.0) > rounds and off.stats().reason != "far below"
+    assert run(off, noise=0.15, slower=2.5) > rounds and off.stats().reason != "far below"
 
 
 def test_a_pass_far_below_may_stop_before_the_floor_and_no_other() -> None:
-    # tight samples 20 times slower stop at the far floor (10 rounds), not at the floor (30); the same samples at
+    # tight samples 2.5 times slower stop at the far floor (10 rounds), not at the floor (30); the same samples at
     # 0.53x, or with the far floor at the floor, take the floor's 30; and no pass stops before the far floor
     far = StoppingRule(GPU)
-    assert run(far, noise=0.01, slower=20.0) == GPU.far_floor_rounds == 10
-    assert far.stats().reason == "far below" and far.ratio == pytest.approx(0.05, rel=0.05)
+    assert run(far, noise=0.01, slower=2.5) == GPU.far_floor_rounds == 10
+    assert far.stats().reason == "far below" and far.ratio == pytest.approx(0.4, rel=0.05)
     assert run(StoppingRule(GPU), noise=0.01, slower=1.9) == 30
     floor = StoppingRule(TimingSettings(floor_rounds=30, ceiling_rounds=200, ceiling_s=1e9, round_goal=0.01,
                                         far_floor_rounds=30))
-    assert run(floor, noise=0.01, slower=20.0) == 30 and floor.stats().reason == "precise"
+    assert run(floor, noise=0.01, slower=2.5) == 30 and floor.stats().reason == "precise"
     # noisier, it stops far below once its interval is within +-5%, between the two floors
     noisy = StoppingRule(GPU)
-    assert 10 < run(noisy, noise=0.15, slower=20.0) < 30 and noisy.stats().reason == "far below"
+    assert 10 < run(noisy, noise=0.15, slower=2.5) < 30 and noisy.stats().reason == "far below"
+    # as noisy as no number of rounds makes precise (+-50% a sample): wholly below a quarter of the baseline's
+    # speed, it stops at the far floor however wide; at a third of the baseline's speed it runs to the ceiling
+    wide = StoppingRule(GPU)
+    assert run(wide, noise=0.5, slower=20.0) == 10 and wide.stats().reason == "far below"
+    assert wide.stats().half_width > GPU.far_goal and wide.ratio * (1 + wide.stats().half_width) < 0.25
+    third = StoppingRule(GPU)
+    assert run(third, noise=0.5, slower=3.0) == 200 and third.stats().reason == "ceiling: rounds"
 
 
 def test_far_below_reads_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -30,6 +30,15 @@ export const SEARCH_TABLE_GAIN = 1.02;
 /** The same for the closing table (the unit of the budget kept for it): any gain beyond rounding. */
 export const CLOSING_TABLE_GAIN = 1.005;
 
+/**
+ * A judged candidate at less than this share of the kernel's speed as written is no parent for refinements (the
+ * harness's far_below: it times such a launch no finer than it must to know that). Its neighbours are one step from
+ * a launch that loses by half; a setting worth judging is a step from a better parent too, and still reached from
+ * there. With a budget the search does not use up, the softmax example's tune judged 156 such launches (0.02-0.06x)
+ * after its best was found, and they were the slowest of its 328 to judge.
+ */
+export const FAR_BELOW = 0.5;
+
 /** How a closing table of close contenders begins its rationale (closingTables). */
 const CONTENDER_TABLE = 'the launch ranked';
 /** Closing tables of close contenders: the launches ranked 2 and 3 on the shapes where they read within the noise. */
@@ -168,8 +177,10 @@ export class TuneOperator implements Operator {
     // per-shape search: some refinements start from a disagreeing shape's winner; when its neighbourhood is used
     // up, the policy's parent (which is exhausted only when its own is)
     const shapeBase = ctx.parent && this.shapeParent(ctx);
+    const parent = ctx.parent ?? ctx.candidates[0];
+    const farBelow = parent?.state === 'done' && parent.operator !== 'baseline' && scoreOf(parent) < FAR_BELOW;
     const bases: Array<{ base?: Candidate; score: (c: Candidate) => number }> = [
-      ...(shapeBase ? [{ base: shapeBase.candidate, score: shapeBase.score }] : []), { base: ctx.parent ?? ctx.candidates[0], score: scoreOf }];
+      ...(shapeBase ? [{ base: shapeBase.candidate, score: shapeBase.score }] : []), ...(farBelow ? [] : [{ base: parent, score: scoreOf }])];
     for (const { base, score } of bases) {
       if (!base) continue;
       const proposal = this.stepFrom(base, ctx, score);

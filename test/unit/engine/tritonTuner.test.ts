@@ -7,7 +7,8 @@ import { EvolutionRun } from '../../../src/engine/evolutionRun';
 import { detectKnobs, type Knob, knobValues, type KnobValues } from '../../../src/engine/knobs';
 import { GreedyPolicy } from '../../../src/engine/selection';
 import type { KernelSpec } from '../../../src/engine/spec';
-import { bracketing, TuneOperator } from '../../../src/engine/tuneOperator';
+import { bracketing, FAR_BELOW, TuneOperator } from '../../../src/engine/tuneOperator';
+import { scoreOf } from '../../../src/engine/pairedScore';
 import { deviceRegions } from '../../../src/engine/tuneConstraints';
 import { validateConfig } from '../../../src/remote/hostConfig';
 import { createOperators } from '../../../src/run/operatorRegistry';
@@ -297,6 +298,31 @@ describe('a row reduction whose block of rows is a loop (the softmax example: on
       { BLOCK: 0, row_block: 1, num_warps: 16, num_stages: 1 }]);
     expect(run.candidates.filter((c) => c.state === 'done').length - 1).toBeLessThanOrEqual(budget);
     expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.98);
+  });
+
+  it('with a budget it does not use up, refines no launch at less than half the speed of the kernel as written, and finds the same best', async () => {
+    // row blocks cost much more each doubling here (at 256 rows, 1/30 of the written launch's speed, as the far
+    // corners of the example measured on an H100): the search steps to such a launch from a better one, and stops
+    const far = (v: KnobValues) => Math.exp(0.4 * (Math.log2(v.num_warps) - 2) ** 2 + 0.6 * Math.log2(v.row_block) + 0.02 * (v.num_stages - 1));
+    const evaluator = new TritonLandscapeEvaluator(softmax, [{ shape: { rows: 4096, cols: 1024 }, time: far }], () => undefined, 'nvidia-h200');
+    const run = new EvolutionRun({ runId: 's', runDir: '/tmp/none', spec, baselineSource: softmax, operators: [new TuneOperator({ fileName: 'softmax.py', knowledgeDir: null })],
+      evaluator, policy: new GreedyPolicy(), limits: { budget: 2000 }, confirmTop: 0 });
+    const finished = new Promise<string>((resolve) => run.on((e) => { if (e.type === 'run-finished') resolve(e.reason); }));
+    const summary = await run.run();
+    expect(await finished).toBe('exhausted');
+    const byId = new Map(run.candidates.map((c) => [c.id, c]));
+    const judged = run.candidates.filter((c) => c.state === 'done' && c.verdict?.status === 'ok' && c.operator === 'tune');
+    const refinedFrom = judged.filter((c) => c.mode === 'tune').map((c) => byId.get(c.parents[0])!);
+    expect(refinedFrom.length).toBeGreaterThan(10);
+    for (const p of refinedFrom) expect(p.state !== 'done' || p.operator === 'baseline' || scoreOf(p) >= FAR_BELOW).toBe(true);
+    // some far launches were judged (one step from a good one), not their neighbourhoods: 182 of the 324 settings
+    // (91 of them far), where refining every launch judged 323
+    const farJudged = judged.filter((c) => scoreOf(c) < FAR_BELOW);
+    expect(farJudged.length).toBeGreaterThan(0);
+    const space = gridBest({ row_block: [1, 2, 4, 8, 16, 32, 64, 128, 256], num_warps: [1, 2, 4, 8, 16, 32], num_stages: [1, 2, 3, 4, 5, 6] }, far,
+      { row_block: 1, num_warps: 1, num_stages: 1 }, () => undefined);
+    expect(judged.length).toBeLessThan(0.6 * space.points);
+    expect(summary.best!.speedup / space.best).toBeGreaterThanOrEqual(0.999);
   });
 });
 
