@@ -59,6 +59,9 @@ export interface EvolutionOptions {
   /** Starts the confirmation's first evaluations in the slots the search's last round (its closing proposal
    *  alone) leaves free (default true; false: they wait for the search to end). */
   confirmEarly?: boolean;
+  /** Asks for the first closing round as soon as the operators have nothing more to propose, beside the evaluations
+   *  still in flight (default true; false: once everything else is judged). */
+  closeEarly?: boolean;
   /** A harder stop than `signal` (a second Ctrl-C): as `signal`, and the leaders are not judged again. */
   quit?: AbortSignal;
 }
@@ -79,6 +82,8 @@ export class EvolutionRun {
   private stopping = false;
   /** Closing rounds asked for so far (the operators' closing proposals, `Operator.conclude`). */
   private closingRounds = 0;
+  /** The candidates the closing rounds proposed. */
+  private readonly closingIds = new Set<string>();
   /** Confirmations judged beside the closing proposal (leaderConfirmation.ts). */
   private readonly early: EarlyConfirmations;
   private error?: RunError;
@@ -273,6 +278,14 @@ export class EvolutionRun {
         }
         if (reason === 'budget' || this.scheduler.spent) return 'budget';
         if (!proposed) return 'exhausted';
+      } else if (!reason && !proposed && this.drained()) {
+        // The operators have nothing more to propose while the last evaluations are judged (a search that used up
+        // its settings ends on its slowest: on an H100 the softmax example's last 12 took 9 s, its closing rounds
+        // 8 s more): the first closing round is proposed now, from what is judged, beside them. The second, at
+        // idle, rebuilds the table from every verdict.
+        this.closingRounds++;
+        await this.conclude();
+        continue;
       }
       if (this.closingRounds > 0 && this.opts.confirmEarly !== false) this.startEarly();
       await this.waitForChange();
@@ -410,11 +423,20 @@ export class EvolutionRun {
     }
   }
 
+  /** Nothing is proposed or queued, a slot is free and budget is left, yet the operators proposed nothing (the
+   *  scheduler would have let them): only the evaluations in flight remain, and no closing round was asked. */
+  private drained(): boolean {
+    return this.opts.closeEarly !== false && this.closingRounds === 0 && !this.stopping && this.scheduler.proposing === 0 && this.evalQueue.length === 0
+      && this.evaluating.size > 0 && this.evaluating.size < Math.max(1, this.opts.pipelineDepth ?? this.opts.evaluator.totalSlots)
+      && this.scheduler.budgetLeft() > 0
+      && this.scheduler.concluding.length > 0;
+  }
+
   /** The search's last round is the closing proposal alone: the slots it leaves free judge again what the
    *  confirmation would judge first (EarlyConfirmations). */
   private startEarly(): void {
     if (this.stopping || this.evalQueue.length || this.scheduler.proposing || !this.evaluating.size) return;
-    const closing = this.candidates.filter((c) => this.evaluating.has(c.id) && c !== this.baseline);
+    const closing = this.candidates.filter((c) => this.evaluating.has(c.id) && this.closingIds.has(c.id));
     const free = this.opts.evaluator.totalSlots - this.evaluating.size - this.early.running;
     if (free > 0) this.early.start(this.store, this.opts.confirmTop ?? 3, closing, free);
   }
@@ -510,7 +532,9 @@ export class EvolutionRun {
         const batch = await op.conclude!(this.context(undefined), controller.signal);
         if (!batch.proposals.length || this.stopping) continue;
         const before = this.evalQueue.length;
+        const known = this.candidates.length;
         this.scheduler.accept(op, undefined, batch, this.sink);
+        for (const c of this.candidates.slice(known)) this.closingIds.add(c.id);
         proposed ||= this.evalQueue.length > before;
       } catch (e) {
         this.log('warn', `The ${op.name} operator's closing proposal failed (${(e as Error).message}); the run ends without it.`);

@@ -324,7 +324,8 @@ describe('confirmations started during the search\'s last round', () => {
       return { proposals: this.tables.map((t) => ({ source: `${BASE}int ${t} = 1;\n`, parents: ['c0000'], operator: this.name, mode: 'dispatch' as const, rationale: t })) };
     }
   }
-  async function timed(confirmEarly: boolean, quitAfterTableMs?: number, tables = ['table']) {
+  // closeEarly: the table is proposed beside the search's last candidates (the engine's default); false, after them
+  async function timed(confirmEarly: boolean, quitAfterTableMs?: number, tables = ['table'], closeEarly = false) {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     try {
       const t0 = Date.now();
@@ -332,7 +333,7 @@ describe('confirmations started during the search\'s last round', () => {
       const events: EngineEvent[] = [];
       const quit = new AbortController();
       const run = new EvolutionRun({ runId: 'e', runDir: '/tmp/e', spec, baselineSource: BASE, operators: [new Closing(['a', 'b', 'c'], tables)],
-        evaluator, limits: { budget: 8 }, confirmEarly, quit: quit.signal });
+        evaluator, limits: { budget: 8 }, confirmEarly, closeEarly, quit: quit.signal });
       run.on((e) => events.push(e));
       run.on((e) => {
         if (quitAfterTableMs !== undefined && e.type === 'candidate-proposed' && e.candidate.rationale === 'table') {
@@ -390,6 +391,25 @@ describe('confirmations started during the search\'s last round', () => {
     expect(beside).toContain(`${contender.id}-confirm1`);
     expect(beside.filter((id) => id.includes('-figure')).sort()).toEqual([`${table.id}-figure1`, `${table.id}-figure2`, `${table.id}-figure3`]);
     expect(wall - searchEnd).toBeLessThan(100);
+  });
+
+  it('proposes the closing table as soon as nothing else is left to propose, beside the last candidates: the same best and figure, a round sooner', async () => {
+    for (const confirmEarly of [false, true]) {
+      const late = await timed(confirmEarly);
+      const early = await timed(confirmEarly, undefined, ['table'], true);
+      const last = (r: typeof early) => Math.max(...r.jobs.filter((j) => !j.id.includes('-') && j.id !== r.table.id).map((j) => j.end));
+      // before: the table once the three are judged (16-24 s); now beside them (8-16 s)
+      expect(late.jobs.find((j) => j.id === late.table.id)!.start).toBeGreaterThanOrEqual(last(late));
+      expect(early.jobs.find((j) => j.id === early.table.id)!.start).toBeLessThan(last(early));
+      expect(early.searchEnd).toBe(late.searchEnd - 8000);
+      for (const r of [late, early]) {
+        expect(r.summary.best).toMatchObject({ id: r.table.id, speedup: expect.closeTo(1.3, 5), confirmed: true });
+        expect(r.table.confirmations).toHaveLength(1 + FIGURE_CONFIRMATIONS);
+      }
+      // without confirmations beside the last round, the whole run is a round shorter; with them, as short (the
+      // contenders' confirmations, judged beside the table before, wait for the contenders' first verdicts)
+      expect(early.wall).toBe(confirmEarly ? late.wall : late.wall - 8000);
+    }
   });
 
   it('a hard stop during the last round stops what it started beside it, and nothing is confirmed', async () => {
