@@ -58,9 +58,11 @@ def test_profile_reports_vectorisation_spread_and_roofline(harness: Harness) -> 
 
 
 def test_a_candidate_far_slower_stops_timing_once_that_is_sure(harness: Harness, monkeypatch) -> None:
-    # the naive product done 12 times over: about 0.1x the baseline on every shape. With a pass goal no pass can
-    # meet (+-0.1%), its passes stop once their intervals lie below half the baseline's speed within +-5% ("far
-    # below"), or at a ceiling; with the rule off, all at a ceiling. The ratios are the same within their spread
+    # the naive product done 12 times over: about 0.02-0.1x the baseline. With a pass goal no pass can meet
+    # (+-0.1%), its passes stop once their intervals lie below half the baseline's speed within +-5%, or below a
+    # quarter of it however wide ("far below": at the CPU's floor of 5 rounds), or at a ceiling; with the rule off,
+    # all at a ceiling. The ratios are of the same order: a pass at the floor on this loaded machine read 0.022x
+    # where the same launch at the ceiling read 0.029x
     monkeypatch.setenv("KERNELEVOLVE_ROUND_GOAL", "0.001")
     slow = "  for (int rep = 0; rep < 12; ++rep) {\n" + NAIVE.replace("float s = 0.0f", "volatile float s = 0.0f") + "\n  }"
     v = harness.mm(slow)
@@ -75,7 +77,7 @@ def test_a_candidate_far_slower_stops_timing_once_that_is_sure(harness: Harness,
     assert all(stop.startswith("ceiling") for s in off["shapes"] for stop in s["stops"]), off["shapes"]
     assert sum(s["samples"] for s in off["shapes"]) > sum(s["samples"] for s in v["shapes"])
     for a, b in zip(v["shapes"], off["shapes"]):
-        assert b["speedup"] == pytest.approx(a["speedup"], rel=0.25), (a, b)
+        assert b["speedup"] == pytest.approx(a["speedup"], rel=0.5), (a, b)
 
 
 def test_a_pass_far_below_stops_before_the_floor_and_keeps_its_spot_checks(harness: Harness, monkeypatch) -> None:
