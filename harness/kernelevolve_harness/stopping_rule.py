@@ -161,9 +161,9 @@ class StoppingRule:
 def far_below(ratio: Optional[float], half_width: float, s: TimingSettings) -> bool:
     """A ratio whose interval (relative half-width) lies wholly below s.far_below and is within s.far_goal, or lies
     wholly below half of s.far_below however wide: as precise as a launch that loses by that much needs to be (off
-    when far_below is 0). The second: on the H200 and H100, the softmax example's row blocks of 128-256 rows on
-    2048x4097 (65 us as written) were 0.02-0.07x with intervals like 0.019-0.066, as noisy at 200 rounds as at
-    10, and ran to the ceiling under the timing lock."""
+    when far_below is 0). The second: on an H100, the softmax example's row blocks of 128-256 rows on 2048x4097
+    (65 us as written) read 0.04-0.10x with intervals as wide as 0.019-0.066 and 0.074-0.144 after 200 rounds,
+    and ran to the ceiling under the timing lock."""
     if not (s.far_below > 0 and ratio is not None and 0 < ratio and np.isfinite(half_width)):
         return False
     top = ratio * (1.0 + half_width)
