@@ -1,8 +1,9 @@
 // A dispatching launcher: one candidate whose launch parameters come from a small table keyed on the launch's
 // shape values (and/or the device's compute capability), with the original computation as the fallback for
-// anything not in the table. Written into the original file as plain Python: a module-level dict per launcher
-// and, at each place a tuned knob is written, `TABLE.get(key, {}).get("knob", <original text>)`, so the file
-// keeps its lines and a shape the table does not list runs exactly as before.
+// anything not in the table. Written into the original file as plain Python: a module-level dict per launcher, right
+// above the launcher's definition, and, at each place a tuned knob is written,
+// `TABLE.get(key, {}).get("knob", <original text>)`, so every other line is the file's own and a shape the table does
+// not list runs exactly as before.
 import type { Knob, KnobSet, KnobValues } from './knobs';
 import { maskNonCode } from './sourceText';
 import { listFunctions, type FunctionSpan } from './splice';
@@ -99,7 +100,7 @@ export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchE
       groups.set(fn, g);
     }
   }
-  const tables: DispatchTable[] = [];
+  const tables: Array<DispatchTable & { fn: FunctionSpan }> = [];
   const unkeyed: string[] = [];
   const edits: Array<{ start: number; end: number; text: string }> = [];
   for (const [fn, { launcher, knobs }] of groups) {
@@ -137,7 +138,7 @@ export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchE
       rows.push({ key: keys[i], capability: e.capability, values });
     }
     if (!rows.length) continue;
-    tables.push({ launcher, name, keyNames, byDevice, rows });
+    tables.push({ launcher, name, keyNames, byDevice, rows, fn });
     const key = keyNames.length === 1 ? `(${keyNames[0]},)` : `(${keyNames.join(', ')})`;
     const lookup = [name, byDevice ? '.get(torch.cuda.get_device_capability(), {})' : '', byShape ? `.get(${key}, {})` : ''].join('');
     // launch options inserted at one place (warps and stages a launch leaves to Triton) share one `**` there
@@ -154,14 +155,54 @@ export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchE
     }
   }
   if (!tables.length) return { error: unkeyed.length ? unkeyed.join('; ') : 'no entry changes a knob' };
+  // each table goes where no kernel moves: Triton keys a compiled kernel on its source and its first line (and those
+  // of the @triton.jit functions it calls), so with every kernel on its line the table's kernels are those its rows'
+  // candidates compiled when they were judged (the host's store), not compiled again on every shape
+  for (const t of tables) {
+    const at = tableAt(baseline, functions, t.fn);
+    edits.push({ start: at.offset, end: at.offset, text: at.after ? `${baseline[at.offset - 1] === '\n' ? '' : '\n'}\n\n${renderTable(t, set)}\n` : `${renderTable(t, set)}\n\n` });
+  }
   let out = baseline;
-  for (const e of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
-  // the tables go above the first top-level definition (after the imports)
-  const at = /^(?:@|def |class |async def )/m.exec(out)?.index ?? out.length;
-  const text = tables.map((t) => renderTable(t, set)).join('\n') + '\n\n';
-  out = out.slice(0, at) + text + out.slice(at);
+  // from the end of the file back; two tables at one place keep their order (the later edit is applied first)
+  const order = edits.map((e, i) => ({ e, i })).sort((a, b) => b.e.start - a.e.start || b.i - a.i);
+  for (const { e } of order) out = out.slice(0, e.start) + e.text + out.slice(e.end);
   if (byDevice && !/^import torch\b|^from torch\b/m.test(out)) out = `import torch\n${out}`;
-  return { source: out, tables };
+  return { source: out, tables: tables.map(({ fn: _fn, ...t }) => t) };
+}
+
+/** Where a launcher's table goes (`after`: below a definition, else above one): right above the top-level
+ *  definition that holds the launcher (the launcher itself, or its class), with the comment lines right above that
+ *  definition kept next to it; or, where @triton.jit functions are defined below the launcher with nothing but
+ *  definitions between, right below the last of them (the launcher reads its table when it runs); above the first
+ *  top-level definition where the launcher is not defined at the file's top level (under an `if`, say). */
+function tableAt(source: string, functions: readonly FunctionSpan[], fn: FunctionSpan): { offset: number; after: boolean } {
+  const outer = functions.filter((f) => f.start <= fn.start && fn.end <= f.end).sort((a, b) => a.start - b.start)[0] ?? fn;
+  let at = source.lastIndexOf('\n', outer.start - 1) + 1;
+  if (outer.indent !== '' || at !== outer.start) return { offset: /^(?:@|def |class |async def )/m.exec(source)?.index ?? source.length, after: false };
+  const topLevel = functions.filter((f) => f.topLevel && f.indent === '');
+  const isJit = (f: FunctionSpan) => /@(?:triton\.)?(?:jit|autotune|heuristics)\b/.test(source.slice(f.start, source.indexOf('def ', f.start)));
+  const below = topLevel.filter((f) => f.start > outer.end && isJit(f));
+  if (below.length) {
+    const last = Math.max(...below.map((f) => f.end));
+    // nothing but definitions (and comments) between the launcher and there: no statement that runs on import and
+    // could call the launcher before its table is defined
+    const code = maskNonCode(source, 'python');
+    const inDefinition = (k: number) => topLevel.some((f) => f.start <= k && k < f.end);
+    let statement = false;
+    for (let k = outer.end; k < last && !statement; k++) statement = !/\s/.test(code[k]) && !inDefinition(k);
+    if (!statement) {
+      const eol = source.indexOf('\n', last);
+      return { offset: eol < 0 ? source.length : eol + 1, after: true };
+    }
+  }
+  const uncommented = maskNonCode(source, 'python', { keepStrings: true }); // a '#' inside a string stays
+  while (at > 0) {
+    const prev = source.lastIndexOf('\n', at - 2) + 1;
+    const line = source.slice(prev, at - 1);
+    if (!line.startsWith('#') || uncommented[prev] !== ' ' || /^#!|coding[:=]/.test(line)) break;
+    at = prev;
+  }
+  return { offset: at, after: false };
 }
 
 function renderTable(t: DispatchTable, set: KnobSet): string {

@@ -21,7 +21,7 @@ describe('a dispatch by shape, with the original computation as the fallback', (
   const src = fixture('triton_computed_launch.py');
   const set = detectKnobs(src, 'k.py');
 
-  it('writes a table keyed on the launcher\'s shape variables; the file still compiles and keeps its lines', () => {
+  it('writes a table keyed on the launcher\'s shape variables where no kernel moves; the file still compiles and keeps its lines', () => {
     const r = writeDispatch(src, set, [
       { shape: { rows: 4096, cols: 1024 }, values: { num_warps: 2 } },
       { shape: { rows: 2048, cols: 4097 }, values: { num_warps: 16 } },
@@ -32,13 +32,49 @@ describe('a dispatch by shape, with the original computation as the fallback', (
     expect(r.source).toContain('KERNELEVOLVE_SCALE_ROWS_BY_SHAPE = {\n    (4096, 1024): {"num_warps": 2},\n    (2048, 4097): {"num_warps": 16},\n}\n');
     expect(r.source).toContain('num_warps=KERNELEVOLVE_SCALE_ROWS_BY_SHAPE.get((n_rows, n_cols), {}).get("num_warps", num_warps),');
     execFileSync(PLAIN_PYTHON, ['-c', 'import sys; compile(sys.stdin.read(), "candidate.py", "exec")'], { input: r.source });
-    // the table adds its own lines above the first definition; every other line is the original's, in order
-    const tableLines = 7; // two comment lines, the dict over four lines, a blank line
+    // Triton keys a compiled kernel on its source and its first line: kernels are defined below scale_rows() too, with
+    // only definitions between, so the table goes below the last of them, and every line above it is the
+    // original's on the same line (the tuned places aside); every line below it is the original's, in order
     const lines = r.source.split('\n');
-    expect(lines.length).toBe(src.split('\n').length + tableLines);
-    const at = src.split('\n').findIndex((l) => /^(?:@|def |class )/.test(l));
-    const changedLines = lines.filter((l, i) => l !== src.split('\n')[i < at ? i : i - tableLines]);
-    expect(changedLines.filter((l) => !l.includes('KERNELEVOLVE') && !/^ {4}\(|^}|^# |^$/.test(l))).toEqual([]);
+    const original = src.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('# Launch parameters of scale_rows()'));
+    expect(lines.slice(0, at).filter((l, i) => l !== original[i] && !l.includes('KERNELEVOLVE'))).toEqual([]);
+    expect(lines.slice(at - 3, at)).toEqual(['    tl.store(out_ptr + row, tl.sum(acc, axis=0))', '', '']);
+    expect(lines.slice(at + 6)).toEqual(original.slice(at - 2));
+  });
+
+  it('keeps a launcher\'s comment with it, goes above its class, and above the first definition where the launcher is under an `if`', () => {
+    const kernel = ['import torch', 'import triton', 'import triton.language as tl', '', '',
+      '@triton.jit', 'def k(x_ptr, n, BLOCK: tl.constexpr):', '    tl.load(x_ptr + tl.arange(0, BLOCK))', '', ''];
+    const launcher = (indent: string) => [`${indent}def launch(x):`, `${indent}    n = x.numel()`, `${indent}    k[(triton.cdiv(n, 256),)](x, n, BLOCK=256)`, ''];
+    const write = (text: string) => {
+      const r = writeDispatch(text, detectKnobs(text, 'k.py'), [{ shape: { n: 4096 }, values: { BLOCK: 1024 } }]);
+      if ('error' in r) throw new Error(r.error);
+      execFileSync(PLAIN_PYTHON, ['-c', 'import sys; compile(sys.stdin.read(), "candidate.py", "exec")'], { input: r.source });
+      return r.source.split('\n');
+    };
+    const commented = [...kernel, '# The launcher.', '# Its block is a guess.', ...launcher('')];
+    let lines = write(commented.join('\n'));
+    expect(lines.slice(0, kernel.length)).toEqual(kernel);
+    expect(lines[kernel.length]).toMatch(/^# Launch parameters of launch\(\)/);
+    expect(lines.slice(kernel.length + 5, kernel.length + 8)).toEqual(['', '# The launcher.', '# Its block is a guess.']);
+    const method = [...kernel, 'class Launcher:', '    @staticmethod', ...launcher('    ')];
+    lines = write(method.join('\n'));
+    expect(lines.slice(0, kernel.length)).toEqual(kernel);
+    expect(lines[kernel.length + 6]).toBe('class Launcher:');
+    // a statement between the launcher and a kernel below it could call the launcher on import: the table stays above
+    const later = ['', '', '@triton.jit', 'def k2(x_ptr):', '    pass', ''];
+    lines = write([...kernel, ...launcher(''), 'LAUNCHED = 0', ...later].join('\n'));
+    expect(lines[kernel.length]).toMatch(/^# Launch parameters of launch\(\)/);
+    const plain = [...kernel, ...launcher(''), ...later];
+    lines = write(plain.join('\n'));
+    const n = plain.length - 1;
+    expect(lines.slice(0, n).filter((l, i) => l !== plain[i] && !l.includes('KERNELEVOLVE'))).toEqual([]);
+    expect(lines.slice(n, n + 3)).toEqual(['', '', '# Launch parameters of launch() tuned by KernelEvolve, keyed on (n); anything not listed keeps']);
+    const guarded = [...kernel, 'if torch.cuda.is_available():', ...launcher('    ')];
+    lines = write(guarded.join('\n'));
+    expect(lines[5]).toMatch(/^# Launch parameters of launch\(\)/);
+    expect(lines.slice(11, 14)).toEqual(['@triton.jit', 'def k(x_ptr, n, BLOCK: tl.constexpr):', '    tl.load(x_ptr + tl.arange(0, BLOCK))']);
   });
 
   it('picks the table\'s configuration for a listed shape and the original one for any other', () => {
@@ -184,6 +220,9 @@ candidate.softmax(Tensor((1024, 16384)))
 candidate.softmax(Tensor((257, 16384)))`);
     // listed shapes get their warps; a transposed one (the same numbers in the other order) keeps Triton's default
     expect(got.map((l) => l.num_warps)).toEqual([1, 32, undefined]);
+    // the kernel, defined below its launcher, keeps its line: the table goes below it
+    expect(r.source.split('\n').slice(10, 12)).toEqual(['@triton.jit', 'def softmax_kernel(x_ptr, y_ptr, n_cols, BLOCK_SIZE: tl.constexpr):']);
+    expect(r.source).toMatch(/mask=cols < n_cols\)\n\n\n# Launch parameters of softmax\(\)[^]*\n}\n$/);
   });
 
   it('says why when the spec\'s shapes do not match the launcher\'s variables, or a knob lives outside a launcher', () => {
