@@ -68,7 +68,8 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
     from .parent_watch import exit_with_parent
     exit_with_parent()
     opts = Options(spec=a.spec, candidate=a.candidate, baseline=a.baseline, profile=a.profile, lock=a.lock,
-                   timeout_scale=a.timeout_scale, warm=not a.no_warm, owner=_warm_owner(), inputs=a.inputs)
+                   timeout_scale=a.timeout_scale, warm=not a.no_warm, owner=_warm_owner(), inputs=a.inputs,
+                   background=a.background)
     verdict = _clean(evaluate(opts))
     if a.json:
         sys.stdout.write(json.dumps(verdict) + "\n")
@@ -106,6 +107,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     e.add_argument("--profile", action="store_true")
     e.add_argument("--json", action="store_true", help="print the verdict as one JSON line")
     e.add_argument("--lock", help="a file to flock while timing, shared by evaluations on one device")
+    e.add_argument("--background", action="store_true",
+                   help="a re-judgement (a leader's confirmation): evaluations waiting for the --lock without it "
+                        "take it first, for at most KERNELEVOLVE_LOCK_YIELD_S (5) seconds")
     e.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every stage timeout by this")
     e.add_argument("--inputs", choices=("wide", "problem"), default="wide",
                    help="wide (default): where the spec's inputs are narrow (all in [0, 1), all non-negative), also "

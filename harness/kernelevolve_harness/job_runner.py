@@ -20,6 +20,8 @@ A job is a JSON object:
   memory_share      the share of the device's memory the evaluation plans within (0 < share <= 1; default the
                     whole device): evaluations run side by side on one device (memory_plan.py), each with a
                     reference process of its own that ends with it
+  background        true for a re-judgement (a leader's confirmation, judged early beside the search): evaluations
+                    waiting for the timing lock without it take it first (device_lock.py)
 
 The answer is one envelope (a JSON object, ENVELOPE = 1):
 
@@ -80,6 +82,7 @@ class Job:
     timeout_s: Optional[float] = None
     toolchain: Optional[Dict[str, Any]] = None  # the host's toolchain (the custom backend), over the spec's
     memory_share: Optional[float] = None  # the share of the device's memory the evaluation keeps to (memory_plan.py)
+    background: bool = False  # a re-judgement: the search's evaluations take the timing lock first (device_lock.py)
 
 
 def _opt_str(data: Dict[str, Any], key: str) -> Optional[str]:
@@ -127,6 +130,10 @@ def parse_job(data: Any) -> Job:
     if not isinstance(profile, bool) and profile is not None:
         raise JobError('The job\'s "profile" must be true or false.')
     job.profile = bool(profile)
+    background = data.get("background", False)
+    if not isinstance(background, bool) and background is not None:
+        raise JobError('The job\'s "background" must be true or false.')
+    job.background = bool(background)
     inputs = data.get("inputs", "wide")
     if inputs not in ("wide", "problem", None):
         raise JobError(f'The job\'s "inputs" must be "wide" or "problem"; got {inputs!r}.')
@@ -202,6 +209,8 @@ class JobRun:
             args += ["--baseline", baseline]
         if job.profile:
             args.append("--profile")
+        if job.background:
+            args.append("--background")
         if job.inputs != "wide":
             args += ["--inputs", job.inputs]
         return args

@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .backends import Backend, BackendError, Build, get_backend
 from .backends.base import JUDGE_DIR_ENV
 from . import kernelbench_timing
-from .device_lock import device_lock
+from .device_lock import device_lock, yield_s
 from .protocol import Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .reference_answers import ReferenceAnswers
 from .spec import SpecError, read_header
@@ -55,6 +55,7 @@ class Options:
     shared_reference: bool = True  # one reference process for every evaluation of a spec (_worker.SharedReference)
     owner: Optional[int] = None  # the process whose exit ends that server (default: this one)
     inputs: str = "wide"  # "problem": no robustness pass (wide_inputs.py), as KernelBench judges
+    background: bool = False  # a leader judged again: the search's evaluations take the lock first (device_lock.py)
 
 
 class WarmServerLost(Exception):
@@ -633,7 +634,7 @@ class Judge:
             self._timing_message("prepared", i)
             self.answers.settle()
             t = time.monotonic()
-            with device_lock(self.opts.lock, held):
+            with device_lock(self.opts.lock, held, yield_s() if self.opts.background else 0.0):
                 self.stages["lock_wait_s"] = self.stages.get("lock_wait_s", 0.0) + time.monotonic() - t
                 self.worker.send({"type": "go"})
                 header = self._timing_message("timing", i)
@@ -741,7 +742,7 @@ class Judge:
         if asked:  # KernelBench's eager timing, beside ours: timing too, so under the lock
             self.answers.settle()
             t = time.monotonic()
-            with device_lock(self.opts.lock, held):
+            with device_lock(self.opts.lock, held, yield_s() if self.opts.background else 0.0):
                 self.stages["lock_wait_s"] += time.monotonic() - t
                 self.worker.send({"type": "timed", **asked})
                 final, _ = self._expect("final", "timing")

@@ -246,7 +246,7 @@ class Worker:
                          inputs="problem" if job.get("inputs") == "problem" else "wide",
                          toolchain=job.get("toolchain") if isinstance(job.get("toolchain"), dict) else None,
                          timeout_s=float(timeout) if timeout else None,
-                         memory_share=_share(job.get("memory_share"))),
+                         memory_share=_share(job.get("memory_share")), background=job.get("background") is True),
                      scratch=str(scratch), python=self.python, owner=os.getpid(),
                      # the judge compiles and runs its workers on the node's disk, not the queue's shared one
                      judge_dir=tempfile.mkdtemp(prefix=f"{JUDGE_DIR_PREFIX}{os.getpid()}@{socket.gethostname()}-"))

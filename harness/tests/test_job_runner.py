@@ -206,6 +206,7 @@ def test_a_wrong_spec_is_a_spec_error_that_says_what_to_fix(tmp_path: Path, cach
     ({"spec": "s.py", "candidate": "c.cpp", "gpu": 1}, "fields this harness does not know: gpu"),
     ({"spec": "s.py", "candidate": "c.cpp", "inputs": "narrow"}, '"inputs" must be "wide" or "problem"'),
     ({"spec": "s.py", "candidate": "c.cpp", "memory_share": 1.5}, '"memory_share" must be a fraction'),
+    ({"spec": "s.py", "candidate": "c.cpp", "background": "yes"}, '"background" must be true or false'),
 ])
 def test_a_malformed_job_is_refused_with_a_sentence(tmp_path: Path, cache_dir: Path, job: Dict[str, Any],
                                                      said: str) -> None:
@@ -216,8 +217,12 @@ def test_a_malformed_job_is_refused_with_a_sentence(tmp_path: Path, cache_dir: P
 
 
 def test_two_jobs_on_one_device_never_time_at_once(tmp_path: Path, cache_dir: Path) -> None:
-    jobs = [start_job(mm_job(NAIVE + f"\n  // {i}\n", device="0"), tmp_path, cache_dir) for i in range(3)]
-    held = sorted(tuple(h) for p in jobs for h in answer(p)["verdict"]["timing"]["lock_held"])
+    # one of them in the background (a leader judged again): it gives way at the lock, and still never overlaps
+    jobs = [start_job(mm_job(NAIVE + f"\n  // {i}\n", device="0", **({"background": True} if i == 1 else {})), tmp_path,
+                      cache_dir) for i in range(3)]
+    answers = [answer(p) for p in jobs]
+    assert [e["verdict"]["status"] for e in answers] == ["ok"] * 3, answers
+    held = sorted(tuple(h) for e in answers for h in e["verdict"]["timing"]["lock_held"])
     for (_, end), (start, _) in zip(held, held[1:]):
         assert end <= start, held
 

@@ -29,6 +29,9 @@ export interface EvaluationJob {
   /** The share of the device's memory the evaluation plans within (0 < share <= 1; default the whole device):
    *  evaluations judged side by side on one device (`kernelevolve suite --jobs`). */
   memoryShare?: number;
+  /** A re-judgement (a leader's confirmation or figure, judged beside the search): evaluations waiting for the
+   *  device's timing lock without it take it first (the harness's `--background`). */
+  background?: boolean;
 }
 
 /** Where a job actually ran, for the run store and the UI. */

@@ -445,7 +445,10 @@ export class EvolutionRun {
 
   /** Judges `c` once more: its `n`th confirmation, or an evaluation named `n` (a figure judged ahead). */
   private async judgeAgain(c: Candidate, n: number | string, signal: AbortSignal) {
-    const { placement: _placement, ...confirmation } = await this.opts.evaluator.evaluate({ ...this.jobOf(c), id: typeof n === 'number' ? `${c.id}-confirm${n}` : `${c.id}-${n}` }, { signal });
+    // in the background: the search's own evaluations (a closing table, the last candidates) take the timing lock
+    // first, as these are judged in the slots they leave free
+    const job = { ...this.jobOf(c), id: typeof n === 'number' ? `${c.id}-confirm${n}` : `${c.id}-${n}`, background: true };
+    const { placement: _placement, ...confirmation } = await this.opts.evaluator.evaluate(job, { signal });
     return confirmation;
   }
 

@@ -21,6 +21,7 @@ export interface RunnerJob {
   timeout_s?: number;
   toolchain?: Toolchain;
   memory_share?: number;
+  background?: boolean;
 }
 
 /** The runner's job for `job`, with the spec and baseline as the host sees them. */
@@ -46,6 +47,7 @@ export function runnerJob(job: EvaluationJob, where: {
   if (job.timeoutS) r.timeout_s = job.timeoutS;
   if (where.toolchain) r.toolchain = where.toolchain;
   if (job.memoryShare !== undefined && job.memoryShare < 1) r.memory_share = job.memoryShare;
+  if (job.background) r.background = true;
   return r;
 }
 

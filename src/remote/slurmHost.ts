@@ -212,6 +212,7 @@ export class SlurmHost implements Host {
         ...(this.config.toolchain ? { toolchain: this.config.toolchain } : {}),
         ...(job.inputs === 'problem' ? { inputs: 'problem' as const } : {}),
         ...(job.memoryShare !== undefined && job.memoryShare < 1 ? { memory_share: job.memoryShare } : {}),
+        ...(job.background ? { background: true } : {}),
       });
     } catch (e) {
       this.outstanding.delete(name);

@@ -14,6 +14,7 @@ export interface QueuedJob {
   inputs?: 'problem';
   timeout_s?: number;
   memory_share?: number;
+  background?: boolean;
   /** Host clock, epoch seconds: when the candidate became ready. */
   ready_at: number;
 }

@@ -30,9 +30,12 @@ const MEASUREMENTS: Record<string, Array<number | 'incorrect'>> = {
 class NoisyEvaluator implements Evaluator {
   constructor(readonly totalSlots = 1) {}
   readonly jobs: string[] = [];
+  /** The jobs sent in the background (the harness's `--background`: others take the timing lock first). */
+  readonly background: string[] = [];
   private readonly seen = new Map<string, number>();
   async evaluate(job: EvaluationJob): Promise<PoolVerdict> {
     this.jobs.push(job.id);
+    if (job.background) this.background.push(job.id);
     const name = /int (\w+) = 1;/.exec(job.candidateSource)?.[1] ?? 'baseline';
     const n = this.seen.get(name) ?? 0;
     this.seen.set(name, n + 1);
@@ -150,6 +153,9 @@ describe('confirming the leaders before a run ends', () => {
     const steady = byName(wide.run, 'steady');
     expect(wide.evaluator.jobs.filter((j) => j.startsWith(`${steady.id}-`)).sort()).toEqual(
       [`${steady.id}-confirm1`, `${steady.id}-figure1`, `${steady.id}-figure2`, `${steady.id}-figure3`]);
+    // every re-judgement, and nothing else, goes in the background: the search's evaluations take the lock first
+    expect(wide.evaluator.background.sort()).toEqual(wide.evaluator.jobs.filter((j) => /-(?:confirm|figure)\d+$/.test(j)).sort());
+    expect(wide.evaluator.background.length).toBeGreaterThan(0);
     // the figure is the three judged ahead, after the one that ranked it
     expect(steady.figureFrom).toBe(1);
     expect(steady.confirmations).toHaveLength(1 + FIGURE_CONFIRMATIONS);
