@@ -108,22 +108,24 @@ def test_a_gpu_worker_asks_for_one_device_queue_unless_told_otherwise(monkeypatc
     assert os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] == "8"
 
 
-def test_a_background_evaluation_lets_the_search_take_the_lock_first(tmp_path: Path) -> None:
-    # a holder, then a background evaluation waiting (a leader judged again), then one of the search: when the holder
-    # lets go, the search's goes first, then the background one; alone, a background one takes the lock at once
+
+def race(lock: str, hold_s: float, waiters: List[Tuple[str, float, float]]) -> Dict[str, float]:
+    """Holds `lock` for hold_s while waiters come, each (name, background seconds, when after the hold started)
+    and holding it 0.1 s once it has it; when each got it (monotonic seconds), and "start", when the hold began."""
     import threading
     import time
     from kernelevolve_harness.device_lock import device_lock
-    lock = str(tmp_path / "gpu-0.lock")
     got: Dict[str, float] = {}
     holding = threading.Event()
 
     def hold() -> None:
         with device_lock(lock):
+            got["start"] = time.monotonic()
             holding.set()
-            time.sleep(0.5)
+            time.sleep(hold_s)
 
-    def take(name: str, background: float) -> None:
+    def take(name: str, background: float, after: float) -> None:
+        time.sleep(after)
         with device_lock(lock, background=background):
             got[name] = time.monotonic()
             time.sleep(0.1)
@@ -131,50 +133,28 @@ def test_a_background_evaluation_lets_the_search_take_the_lock_first(tmp_path: P
     holder = threading.Thread(target=hold)
     holder.start()
     holding.wait(5)
-    behind = threading.Thread(target=take, args=("background", 5.0))
-    behind.start()
-    time.sleep(0.15)
-    search = threading.Thread(target=take, args=("search", 0.0))
-    search.start()
-    for t in (holder, behind, search):
+    threads = [threading.Thread(target=take, args=w) for w in waiters]
+    for t in threads:
+        t.start()
+    for t in [holder, *threads]:
         t.join(10)
+    return got
+
+
+def test_a_background_evaluation_lets_the_search_take_the_lock_first(tmp_path: Path) -> None:
+    # a holder, then a background evaluation waiting (a leader judged again), then one of the search: when the holder
+    # lets go, the search's goes first, then the background one; alone, a background one takes the lock at once
+    lock = str(tmp_path / "gpu-0.lock")
+    got = race(lock, 0.5, [("background", 5.0, 0.0), ("search", 0.0, 0.15)])
     assert got["search"] < got["background"], got
     assert got["background"] - got["search"] >= 0.09  # after the search's hold, not beside it
-    t0 = time.monotonic()
-    take("alone", 5.0)
-    assert got["alone"] - t0 < 0.5
+    got = race(lock, 0.0, [("alone", 5.0, 0.0)])
+    assert got["alone"] - got["start"] < 0.5
 
 
 def test_a_background_evaluation_waits_in_line_once_its_yield_is_over(tmp_path: Path) -> None:
     # the search's evaluations keep waiting (a holder, then one in line): the background one stops giving way after
     # its yield and gets the lock like any, so a confirmation is never shut out
-    import threading
-    import time
-    from kernelevolve_harness.device_lock import device_lock
-    lock = str(tmp_path / "gpu-0.lock")
-    got: Dict[str, float] = {}
-    holding = threading.Event()
-
-    def hold() -> None:
-        with device_lock(lock):
-            holding.set()
-            time.sleep(1.0)
-
-    def take(name: str, background: float) -> None:
-        with device_lock(lock, background=background):
-            got[name] = time.monotonic()
-            time.sleep(0.05)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    holding.wait(5)
-    t0 = time.monotonic()
-    search = threading.Thread(target=take, args=("search", 0.0))
-    search.start()
-    time.sleep(0.05)
-    behind = threading.Thread(target=take, args=("background", 0.2))
-    behind.start()
-    for t in (holder, search, behind):
-        t.join(10)
-    assert set(got) == {"search", "background"}
-    assert got["background"] - t0 < 2.0, got
+    got = race(str(tmp_path / "gpu-0.lock"), 1.0, [("search", 0.0, 0.0), ("background", 0.2, 0.05)])
+    assert set(got) == {"start", "search", "background"}
+    assert got["background"] - got["start"] < 2.0, got
