@@ -157,6 +157,28 @@ def main(out):
         if taken:
             print(f"    kernels taken from the host's store instead of compiled: {sum(taken) / len(taken):.2f} a "
                   f"candidate ({sum(taken)} in {len(taken)} evaluations)")
+        # the per-shape tables (the run's last verdicts are its closing tables'): their first calls (their launches
+        # from the host's store, 2026-12-05), their waits at the lock beside the confirmations judged early (which go
+        # in the background), and when each verdict came
+        tables = []
+        for f in sorted(glob.glob(os.path.join(run, "candidates", "c*.json"))):
+            try:
+                c = json.load(open(f))
+            except ValueError:
+                continue
+            if c.get("mode") == "dispatch" and c.get("verdict"):
+                tables.append(c)
+        at = {r["id"]: r["finishedAt"] / 1000.0 for r in lines if r.get("finishedAt")}
+        for c in tables:
+            st = c["verdict"].get("stages") or {}
+            print(f"    table {c['id']}: verdict at {at.get(c['id'], float('nan')) - done[0]:.1f} s from the first, "
+                  f"total {st.get('total_s', float('nan')):.2f} s, first calls {st.get('precompile_s', float('nan')):.2f}"
+                  f" s, kernels from the store {(c['verdict'].get('compile') or {}).get('from_store')}, lock wait "
+                  f"{st.get('lock_wait_s', float('nan')):.2f} s")
+        confirmations = [r["confirmation"] for r in load_jsonl(os.path.join(run, "verdicts.jsonl")) if "confirmation" in r]
+        if confirmations:
+            cw = [(v.get("stages") or {}).get("lock_wait_s", 0.0) for v in confirmations]
+            print(f"    confirmations: {len(cw)}, lock wait mean {statistics.mean(cw):.2f} s, max {max(cw):.2f} s")
         rebuilt = [(v.get("compile") or {}).get("baseline_compiled") for v in vs]
         rebuilt = [n for n in rebuilt if n is not None]
         if rebuilt:
