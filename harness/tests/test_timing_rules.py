@@ -171,6 +171,31 @@ def test_a_pass_far_below_may_stop_before_the_floor_and_no_other() -> None:
     assert run(third, noise=0.5, slower=3.0) == 200 and third.stats().reason == "ceiling: rounds"
 
 
+def test_two_run_orders_that_disagree_do_not_stop_a_pass_far_below() -> None:
+    # a kernel judged against itself whose second-run calls read 12 times slower in one order (as a Liger softmax
+    # read on 512x32000 on an H100: 0.28 balanced, its orders about 1.0 and 0.08): balanced over the orders the
+    # ratio is 0.28 with a narrow interval, but one order reads the two kernels alike, so the pass goes on to the
+    # floor; with both orders 3.5 times slower it stops at the far floor as before
+    from kernelevolve_harness.shape_timing import round_order
+    rng = random.Random(5)
+
+    def feed(rule: StoppingRule, slow_first: float, slow_second: float) -> int:
+        for r in range(200):
+            first = round_order(r, 4)
+            b = 0.05 * (1 + rng.gauss(0, 0.01))
+            c = 0.05 * (slow_first if first else slow_second) * (1 + rng.gauss(0, 0.01))
+            rule.add_measurement(b, c, r % 4, order=first)
+            if rule.is_finished():
+                return r + 1
+        return 200
+
+    split = StoppingRule(GPU)
+    assert feed(split, 12.5, 1.0) >= GPU.floor_rounds and split.stats().reason != "far below"
+    assert split.ratio == pytest.approx(0.28, rel=0.05) and max(split.order_ratios) == pytest.approx(1.0, rel=0.05)
+    alike = StoppingRule(GPU)
+    assert feed(alike, 3.5, 3.5) == GPU.far_floor_rounds and alike.stats().reason == "far below"
+
+
 def test_far_below_reads_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     s = TimingSettings.from_env(gpu=True)
     assert (s.far_below, s.far_goal, s.far_floor_rounds) == (0.5, 0.05, 10)
