@@ -126,7 +126,12 @@ for (const rel of specs) {
     console.log(`${rel}: no knob of ${spec.kernel} can be dispatched per shape; left out`);
     continue;
   }
-  const before = old?.writeDispatch(src, set, entries);
+  let before;
+  try {
+    before = old?.writeDispatch(src, set, entries);
+  } catch {
+    before = undefined; // the earlier writer no longer fits today's modules: that column is left out
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ke-table-keys-'));
   const files = { winner: E.applyKnobs(src, set, entries[0].values), table: table.source, ...(before?.source ? { before: before.source } : {}) };
   for (const [name, s] of Object.entries(files)) fs.writeFileSync(path.join(dir, `${name}.py`), s);

@@ -169,10 +169,11 @@ def far_below(ratio: Optional[float], half_width: float, s: TimingSettings, orde
     and ran to the ceiling under the timing lock.
 
     orders: each run order's own ratio, which must lie below as well. The interval is balanced over the two orders
-    and drawn within each, so two orders that disagree give a narrow interval between them: on an H100 a Liger
-    softmax judged against itself read 0.28 on 512x32000 after 10 rounds, where its orders read about 1.0 and 0.08
-    (its verdict's interval, widened to both orders' readings: 0.08-1.00), and the pass stopped far below
-    (2026-12-05). Such a pass goes on to the floor, and the verdict's interval and the judge's re-timing take it."""
+    and drawn within each, so two orders that disagree give a narrow interval between them. On an H100 a Liger
+    softmax judged against itself read 0.28 on 512x32000 and its pass stopped far below after 10 rounds
+    (2026-12-05); its verdict's interval, widened to both orders' readings, was 0.08-1.00, and 0.28 is the geometric
+    mean of 1.0 and 0.08: orders that read about that, by these figures (the rounds were not kept). Such a pass goes
+    on to the floor, and the verdict's interval and the judge's re-timing take it."""
     if not (s.far_below > 0 and ratio is not None and 0 < ratio and np.isfinite(half_width)):
         return False
     top = max([ratio * (1.0 + half_width), *orders])

@@ -187,10 +187,9 @@ function tableAt(source: string, functions: readonly FunctionSpan[], fn: Functio
     // nothing but definitions (and comments) between the launcher and there: no statement that runs on import and
     // could call the launcher before its table is defined
     const code = maskNonCode(source, 'python');
-    const inDefinition = (k: number) => topLevel.some((f) => f.start <= k && k < f.end);
-    let statement = false;
-    for (let k = outer.end; k < last && !statement; k++) statement = !/\s/.test(code[k]) && !inDefinition(k);
-    if (!statement) {
+    const between = topLevel.filter((f) => f.start > outer.end && f.end <= last).sort((a, b) => a.start - b.start);
+    const gaps = between.map((f, i) => code.slice(i ? between[i - 1].end : outer.end, f.start));
+    if (gaps.every((g) => !g.trim())) {
       const eol = source.indexOf('\n', last);
       return { offset: eol < 0 ? source.length : eol + 1, after: true };
     }
