@@ -567,8 +567,8 @@ class CandidateWorker(Worker):
         nothing kept but the compiled kernels; whatever goes wrong (an exception) is left for the checks, which
         load and call it again. Its arrays are in guard bands, as in the checks: a write out of bounds lands in a
         band (the checks find it) instead of in memory the worker needs. Says "precompile_loaded" once the
-        candidate is loaded (a hang before is the load stage's), then "precompiled" with the seconds it took and
-        the shapes it called."""
+        candidate is loaded (a hang before is the load stage's), then "precompiled" with the seconds it took, the
+        shapes it called and the compiles that ran side by side (the backend's compile_ahead)."""
         t, called = time.monotonic(), 0
         self.kc, self.precompiled = None, artifact
         try:
@@ -576,17 +576,24 @@ class CandidateWorker(Worker):
         except Exception:
             pass  # loaded again, and its error reported, with the candidate message
         self.send("precompile_loaded")
-        try:
-            seed = random.SystemRandom().randrange(1, 2**31)
+        seed = random.SystemRandom().randrange(1, 2**31)
+
+        def first_calls() -> None:
+            nonlocal called
+            called = 0
             for i in range(len(self.shapes) if self.kc is not None else 0):
                 gargs, _ = self.guarded_args(self.make_inputs(i, seed, 1.0))
                 self.spec.launch(self.kc, *gargs)
                 self.backend.synchronize()
                 del gargs
                 called += 1
+
+        ahead = 0
+        try:
+            ahead = self.backend.compile_ahead(first_calls)  # Triton: the compiles side by side
         except Exception:
             pass
-        self.send("precompiled", seconds=round(time.monotonic() - t, 3), shapes=called)
+        self.send("precompiled", seconds=round(time.monotonic() - t, 3), shapes=called, ahead=ahead)
 
     # --- dynamic process checks (CPU kernels: no thread or child may outlive a call) ----------------------
     def thread_count(self) -> int:

@@ -344,6 +344,8 @@ class Judge:
             self.stages["first_calls_start_s"] = time.monotonic() - asked
             done, _ = self._expect("precompiled", "correctness")
             self.stages["precompile_s"] = float(done.get("seconds") or 0.0)
+            if done.get("ahead"):
+                self.stages["precompile_ahead"] = int(done["ahead"])
             self.backend.publish_compiled()  # for candidates judged meanwhile (a tuner's wave)
         self._expect("loaded", "load")
         self._correctness()

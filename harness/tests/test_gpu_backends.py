@@ -317,3 +317,33 @@ def launch(k, x, y):
     assert v["stages"].get("host_waits", 0) > 0 and "host_bound_shapes" not in v["stages"], v["stages"]
     for s in v["shapes"]:
         assert 0.97 <= s["speedup"] <= 1.03 and s["interval"][0] <= 1.0 <= s["interval"][1], s
+
+
+def test_a_candidate_s_compiles_run_side_by_side_before_its_checks(harness: Harness, monkeypatch) -> None:
+    # the softmax example's three shapes each compile a kernel of their own (BLOCK is the row's next power of two):
+    # while the reference starts, the worker hands them to threads instead of compiling them one after another
+    pytest.importorskip("triton")
+    v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "more_warps.py", timeout=600)
+    assert v["status"] == "ok", v
+    assert v["stages"]["precompile_ahead"] == 3, v["stages"]
+    monkeypatch.setenv("KERNELEVOLVE_COMPILE_AHEAD", "0")
+    off, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "more_warps.py", timeout=600)
+    assert off["status"] == "ok" and "precompile_ahead" not in off["stages"], off
+    wrong, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "wrong_fixed_block.py", timeout=600)
+    assert wrong["status"] == "incorrect", wrong
+
+
+def test_an_autotuned_candidate_compiles_its_configurations_in_its_own_runs(harness: Harness, tmp_path) -> None:
+    # a launch inside an autotuner's run is not skipped: the autotuner times each configuration to choose the one
+    # the checks and the timing then use (a skipped launch would time as nothing and pick any)
+    pytest.importorskip("triton")
+    src = (SOFTMAX / "softmax.py").read_text()
+    tuned = src.replace("@triton.jit\n", "@triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (1, 4)],"
+                                         " key=['n_cols'])\n@triton.jit\n", 1)
+    tuned = tuned.replace(",\n                         num_warps=1, num_stages=1)", ")")
+    assert tuned.count("num_warps=1, num_stages=1") == 0 and "@triton.autotune" in tuned
+    cand = tmp_path / "softmax.py"
+    cand.write_text(tuned)
+    v, _ = harness.evaluate(SOFTMAX / "spec.py", cand, timeout=600)
+    assert v["status"] == "ok", v
+    assert "precompile_ahead" not in v["stages"], v["stages"]
