@@ -19,6 +19,7 @@ import { scoreInterval, scoreOf } from './pairedScore';
 import { GreedyPolicy, type SelectionPolicy } from './selection';
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
 import { isPending, mootChildren } from './speculation';
+import { pastTrendReason } from './trend';
 import type { KernelSpec } from './spec';
 import { estimateRemainingS, SIGNIFICANT_GAIN, terminationReason, type TerminationLimits } from './termination';
 
@@ -408,22 +409,30 @@ export class EvolutionRun {
     }
   }
 
-  /** Cancels the speculative children that `judged`'s verdict made moot: off the queue, or their evaluation stopped
-   *  (its slot and the device's timing lock go to the rest of the wave). Their budget units are given back up to
-   *  the scheduler's refund share (speculation.ts). */
+  /** Cancels the speculative children that `judged`'s verdict made moot, and the pending candidates it placed past
+   *  a falling trend: off the queue, or their evaluation stopped (its slot and the device's timing lock go to the
+   *  rest of the wave). Their budget units are given back up to the scheduler's refund share (speculation.ts). */
   private cancelMoot(judged: Candidate): void {
-    for (const { candidate: c, reason } of mootChildren(judged, this.candidates)) {
-      const queued = this.evalQueue.indexOf(c);
-      if (queued >= 0) this.evalQueue.splice(queued, 1);
-      c.state = 'cancelled';
-      c.cancelled = reason;
-      this.store.release(c);
-      this.evaluating.get(c.id)?.abort(new Error(`cancelled: ${reason}`));
-      this.scheduler.cancelled++;
-      const refunded = this.scheduler.refund();
-      this.log('info', `Cancelled ${c.id}: ${reason}${refunded ? ' (its budget unit given back)' : ''}.`);
-      this.emit({ type: 'candidate-cancelled', candidate: c, at: Date.now() });
+    for (const { candidate: c, reason } of mootChildren(judged, this.candidates)) this.cancel(c, reason);
+    // and what lies past a falling trend the verdict completed (trend.ts)
+    for (const c of this.candidates) {
+      if (!isPending(c) || c === this.baseline) continue;
+      const reason = pastTrendReason(c, this.candidates);
+      if (reason) this.cancel(c, reason);
     }
+  }
+
+  private cancel(c: Candidate, reason: string): void {
+    const queued = this.evalQueue.indexOf(c);
+    if (queued >= 0) this.evalQueue.splice(queued, 1);
+    c.state = 'cancelled';
+    c.cancelled = reason;
+    this.store.release(c);
+    this.evaluating.get(c.id)?.abort(new Error(`cancelled: ${reason}`));
+    this.scheduler.cancelled++;
+    const refunded = this.scheduler.refund();
+    this.log('info', `Cancelled ${c.id}: ${reason}${refunded ? ' (its budget unit given back)' : ''}.`);
+    this.emit({ type: 'candidate-cancelled', candidate: c, at: Date.now() });
   }
 
   /** Nothing is proposed or queued, a slot is free and budget is left, yet the operators proposed nothing (the

@@ -19,6 +19,7 @@ import { KernelLocator } from './kernelLocator';
 import { listFunctions } from './splice';
 import { pooledShapeLaunches, SHAPE_MARGIN, shapeWinners, type PooledLaunch } from './shapeWinners';
 import { deviceRegions, learnedRegions } from './tuneConstraints';
+import { pastTrend } from './trend';
 import { writeDispatch } from './tunedDispatch';
 import { type KernelClass, kernelClassOf, startValues, tuneStarts } from './tuneKnowledge';
 import type { Operator, Proposal, ProposalBatch, ProposalContext } from './operator';
@@ -205,7 +206,9 @@ export class TuneOperator implements Operator {
     if (!set.knobs.length) return undefined;
     const current = knobValues(full);
     const stats = this.moveStats(ctx.candidates, score);
-    const regions = [...deviceRegions(set.knobs, ctx.spec.backend, ctx.hardware), ...learnedRegions(ctx.candidates, set.knobs, (c) => this.valuesOf(c), this.name)];
+    const past = pastTrend(this.name, ctx.candidates);
+    const regions = [...deviceRegions(set.knobs, ctx.spec.backend, ctx.hardware), ...learnedRegions(ctx.candidates, set.knobs, (c) => this.valuesOf(c), this.name),
+      { why: 'past a falling trend', excludes: (v: KnobValues) => past(v) !== undefined }];
     const kernelClass = this.classOf(ctx);
     const steps: Step[] = ctx.parent
       ? this.refineMoves(base, set, ctx.candidates, stats, score, kernelClass).map((move) => ({ move }))

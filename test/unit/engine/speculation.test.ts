@@ -230,26 +230,30 @@ describe('speculation', () => {
     }
   });
 
-  it('gives the slots of a run bound by time to candidates that get judged, once the search reaches a plateau', async () => {
+  it('on a plateau with falling slopes around it, judges every setting it reaches on the plateau and ends with its answer well inside its time', async () => {
     // the softmax example's knobs on a plateau: every setting within two steps of 4 rows a program, 4 warps and 2
-    // stages within 1% of the others (the judge's intervals say +-2%), the rest 20% slower and more; 12 slots, 3 s
-    // to prepare each candidate (a warm host), at most two minutes
+    // stages within 1% of the others (the judge's intervals say +-2%), the rest 20% slower and more, slower the
+    // further out; 12 slots, 3 s to prepare each candidate (a warm host), at most two minutes
+    const off = (v: KnobValues) => Math.abs(Math.log2(v.row_block) - 2) + Math.abs(Math.log2(v.num_warps) - 2) + Math.abs(v.num_stages - 2);
     const plateau = (v: KnobValues) => {
-      const off = Math.abs(Math.log2(v.row_block) - 2) + Math.abs(Math.log2(v.num_warps) - 2) + Math.abs(v.num_stages - 2);
       const jitter = 1 + 0.01 * (((v.row_block * 7 + v.num_warps * 13 + v.num_stages * 5) % 11) / 10);
-      return (off <= 2 ? 1 : 1.2 + 0.1 * off) * jitter;
+      return (off(v) <= 2 ? 1 : 1.2 + 0.1 * off(v)) * jitter;
     };
     const { run, evaluator, summary } = await tune(12, { budget: 2000, timeS: 120, setupMs: 3000, time: plateau, softmax: true, interval: 0.02 });
-    const judged = run.candidates.filter((c) => c.state === 'done').length;
-    const stopped = run.candidates.filter((c) => c.state === 'cancelled').length;
-    // every setting the tuner reaches is judged, and a step that loses no longer takes its speculative children
-    // down with it (with every pending child of the best expanded first: 89 judged, 117 stopped, the run over at
-    // 47.7 s: the tuner does not propose a setting it has seen, stopped or not)
-    expect(judged).toBeGreaterThanOrEqual(250);
-    expect(stopped).toBeLessThanOrEqual(judged / 20);
+    const judged = run.candidates.filter((c) => c.state === 'done');
+    const cancelled = run.candidates.filter((c) => c.state === 'cancelled');
+    // what is cancelled lies off the plateau: past a slope already seen falling (trend.ts), or a moot speculative
+    // child; no plateau setting the tuner reached goes unjudged (with every pending child of the best expanded first,
+    // before the speculation rules of speculation.ts: 89 judged, 117 stopped)
+    expect(judged.length).toBeGreaterThanOrEqual(100);
+    for (const c of cancelled) expect(off(c.knobs as KnobValues)).toBeGreaterThan(2);
+    expect(cancelled.filter((c) => /lies past/.test(c.cancelled ?? '')).length).toBeGreaterThan(0);
     expect(evaluator.maxRunning).toBe(12);
+    // the tuner runs out of settings worth judging, and the run ends well inside its two minutes (it judged 250 or
+    // more in the whole two minutes while falling slopes ruled nothing out)
+    expect(Math.max(...evaluator.ends.map((e) => e.at))).toBeLessThan(60_000);
     // the answer: the plateau (within its 2% intervals of the fastest setting judged)
-    const fastest = Math.min(...run.candidates.filter((c) => c.state === 'done' && c.knobs).map((c) => plateau(c.knobs as KnobValues)));
+    const fastest = Math.min(...judged.filter((c) => c.knobs).map((c) => plateau(c.knobs as KnobValues)));
     expect(summary.best!.speedup).toBeGreaterThan(plateau({ row_block: 1, num_warps: 1, num_stages: 1 }) / fastest / 1.02);
   });
 

@@ -243,7 +243,8 @@ describe('shape-aware dispatch', () => {
   });
 
   it('proposes no dispatch when one setting wins every shape, and gives the unit it kept for one to the search', { timeout: 120_000 }, async () => {
-    const sameBest = (s: Record<string, number>, meta: Record<string, unknown>) => (s.rows * s.cols) / 1e6 * Math.exp(0.4 * (Math.log2(meta.num_warps as number) - 3) ** 2);
+    // (gently: 2 and 32 warps within 20% of 8, so no slope falls far enough below the best to rule them out, trend.ts)
+    const sameBest = (s: Record<string, number>, meta: Record<string, unknown>) => (s.rows * s.cols) / 1e6 * Math.exp(0.05 * (Math.log2(meta.num_warps as number) - 3) ** 2);
     const evaluator = new LaunchEvaluator(python, src, shapes, call, sameBest);
     const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/k.py', kernel: '_scale_rows_kernel' };
     const run = new EvolutionRun({ runId: 'e', runDir: '/tmp/none', spec, baselineSource: src, operators: [new TuneOperator({ fileName: 'k.py' })],
@@ -293,9 +294,10 @@ describe('a row reduction whose block of rows is a loop (the softmax example: on
     const summary = await run.run();
     const drafts = run.candidates.filter((c) => c.mode === 'draft').map((c) => evaluator.jobs.find((j) => j.id === c.id)!.values);
     expect(drafts.length).toBeGreaterThan(0);
-    // the warps' middle quantiles (of 1-32)
-    expect(drafts).toEqual([{ BLOCK: 0, row_block: 1, num_warps: 8, num_stages: 1 }, { BLOCK: 0, row_block: 1, num_warps: 4, num_stages: 1 },
-      { BLOCK: 0, row_block: 1, num_warps: 16, num_stages: 1 }]);
+    // the warps' middle quantiles (of 1-32), 8 and 4; the third, 16, lies past a falling slope once 8 reads below 4
+    // (trend.ts): not proposed
+    expect(drafts).toEqual([{ BLOCK: 0, row_block: 1, num_warps: 8, num_stages: 1 }, { BLOCK: 0, row_block: 1, num_warps: 4, num_stages: 1 }]);
+    expect(run.candidates.some((c) => (c.knobs as KnobValues | undefined)?.num_warps === 16 && c.knobs?.row_block === 1)).toBe(false);
     expect(run.candidates.filter((c) => c.state === 'done').length - 1).toBeLessThanOrEqual(budget);
     expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.98);
   });
