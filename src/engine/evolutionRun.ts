@@ -65,6 +65,8 @@ export interface EvolutionOptions {
   closeEarly?: boolean;
   /** A harder stop than `signal` (a second Ctrl-C): as `signal`, and the leaders are not judged again. */
   quit?: AbortSignal;
+  /** Cancels the pending candidates a verdict places past a falling trend (trend.ts; default true). */
+  pastTrend?: boolean;
 }
 
 export class EvolutionRun {
@@ -415,6 +417,7 @@ export class EvolutionRun {
   private cancelMoot(judged: Candidate): void {
     for (const { candidate: c, reason } of mootChildren(judged, this.candidates)) this.cancel(c, reason);
     // and what lies past a falling trend the verdict completed (trend.ts)
+    if (this.opts.pastTrend === false) return;
     for (const c of this.candidates) {
       if (!isPending(c) || c === this.baseline) continue;
       const reason = pastTrendReason(c, this.candidates);

@@ -72,6 +72,8 @@ export interface TuneOperatorOptions {
   knowledgeFolders?: string[];
   /** The bundled knowledge folder (default: the one shipped with the extension); null for none. */
   knowledgeDir?: string | null;
+  /** false: settings past a falling trend of the run's verdicts are proposed too (trend.ts; default true). */
+  pastTrend?: boolean;
 }
 
 /** A step to try: a move relative to the base, or absolute values (a configuration from the knowledge base). */
@@ -144,6 +146,7 @@ export class TuneOperator implements Operator {
 
   private readonly knowledgeFolders: string[];
   private readonly knowledgeDir?: string | null;
+  private readonly pastTrend: boolean;
 
   constructor(opts: TuneOperatorOptions) {
     this.lang = languageOf(opts.fileName);
@@ -151,6 +154,7 @@ export class TuneOperator implements Operator {
     this.seed = opts.seed;
     this.knowledgeFolders = opts.knowledgeFolders ?? [];
     this.knowledgeDir = opts.knowledgeDir;
+    this.pastTrend = opts.pastTrend !== false;
     if (this.lang === 'python') {
       this.conclude = async (ctx) => {
         await KernelLocator.get();
@@ -206,7 +210,7 @@ export class TuneOperator implements Operator {
     if (!set.knobs.length) return undefined;
     const current = knobValues(full);
     const stats = this.moveStats(ctx.candidates, score);
-    const past = pastTrend(this.name, ctx.candidates);
+    const past = this.pastTrend ? pastTrend(this.name, ctx.candidates) : () => undefined;
     const regions = [...deviceRegions(set.knobs, ctx.spec.backend, ctx.hardware), ...learnedRegions(ctx.candidates, set.knobs, (c) => this.valuesOf(c), this.name),
       { why: 'past a falling trend', excludes: (v: KnobValues) => past(v) !== undefined }];
     const kernelClass = this.classOf(ctx);

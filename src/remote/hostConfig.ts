@@ -71,6 +71,9 @@ export interface KernelEvolveConfig {
   /** false: the tuner drafts from spread-out probes only, without the knowledge folders' starts (a benchmark
    *  whose grid those starts were learned from would otherwise start from its own answer). */
   tuneStarts?: boolean;
+  /** false: the tuner proposes, and the run judges to the end, settings past a falling trend too (trend.ts); the
+   *  throughput bench keeps its queue full with it, where the pruned softmax example's search ran out at 39 s. */
+  tunePastTrend?: boolean;
 }
 
 /** What to say when a config names no host at all. */
@@ -141,6 +144,7 @@ export function validateConfig(value: unknown, where = 'config'): KernelEvolveCo
     }
   }
   if (v.tuneStarts !== undefined && typeof v.tuneStarts !== 'boolean') problems.push('"tuneStarts" must be true or false.');
+  if (v.tunePastTrend !== undefined && typeof v.tunePastTrend !== 'boolean') problems.push('"tunePastTrend" must be true or false.');
   if (v.llm !== undefined && (typeof v.llm !== 'object' || v.llm === null)) problems.push('"llm" must be an object like {"model": "...", "baseURL": "..."}.');
   if (problems.length) throw new ConfigError(`${where} has ${problems.length} problem(s):\n- ${problems.join('\n- ')}`);
   return { ...(v as object), hosts: hosts as HostConfig[] } as KernelEvolveConfig;

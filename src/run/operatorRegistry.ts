@@ -12,7 +12,7 @@ export interface OperatorContext {
   spec: KernelSpec;
   settings: RunSettings;
   /** The config's sections operators read. */
-  config: { llm?: LlmConfig; knowledge?: string[]; tuneStarts?: boolean };
+  config: { llm?: LlmConfig; knowledge?: string[]; tuneStarts?: boolean; tunePastTrend?: boolean };
   /** An endpoint and key the front end holds (the editor's setting and secret storage); else the environment. */
   llmEndpoint?: { baseURL?: string; apiKey?: string };
   hardware?: string;
@@ -28,7 +28,7 @@ type OperatorFactory = (ctx: OperatorContext) => Operator | Promise<Operator>;
 
 const REGISTRY: Record<string, OperatorFactory> = {
   tune: (ctx) => new TuneOperator({ fileName: ctx.spec.sourcePath, seed: ctx.settings.seed, knowledgeFolders: ctx.config.knowledge,
-    ...(ctx.config.tuneStarts === false ? { knowledgeDir: null } : {}) }),
+    ...(ctx.config.tuneStarts === false ? { knowledgeDir: null } : {}), ...(ctx.config.tunePastTrend === false ? { pastTrend: false } : {}) }),
   // loaded only when asked for: the openai client is not needed for a tune-only run
   llm: async (ctx) => (await import('../engine/llm/llmOperator')).createLlmOperator({
     model: ctx.settings.model ?? ctx.config.llm?.model,

@@ -137,6 +137,7 @@ export async function startRun(req: RunRequest): Promise<StartedRun> {
       jobTimeoutS: settings.jobTimeoutS,
       profile: settings.profile,
       inputs: settings.inputs,
+      ...(config.tunePastTrend === false ? { pastTrend: false } : {}),
     });
   } catch (e) {
     await pool.dispose();

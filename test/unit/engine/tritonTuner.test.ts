@@ -262,6 +262,7 @@ describe('a config without the knowledge base\'s starts ("tuneStarts": false)', 
   it('drafts spread-out probes only: a benchmark against the grids the Hopper starts came from does not start from their answer', async () => {
     const config = validateConfig({ hosts: [{ name: 'h200', type: 'local', hardware: 'nvidia-h200' }], tuneStarts: false });
     expect(() => validateConfig({ hosts: [{ name: 'local', type: 'local' }], tuneStarts: 'no' })).toThrow(/"tuneStarts" must be true or false/);
+    expect(() => validateConfig({ hosts: [{ name: 'local', type: 'local' }], tunePastTrend: 1 })).toThrow(/"tunePastTrend" must be true or false/);
     const draftsOf = async (tuneStarts: boolean) => {
       const [op] = await createOperators({ spec: matmulSpec, settings: { operators: ['tune'], policy: 'greedy', hosts: [], jobTimeoutS: 60, profile: false, inputs: 'wide' },
         config: { ...config, tuneStarts }, hardware: 'nvidia-h200', workspaceDir: '/tmp', onEvent: () => undefined });
@@ -298,6 +299,14 @@ describe('a row reduction whose block of rows is a loop (the softmax example: on
     // (trend.ts): not proposed
     expect(drafts).toEqual([{ BLOCK: 0, row_block: 1, num_warps: 8, num_stages: 1 }, { BLOCK: 0, row_block: 1, num_warps: 4, num_stages: 1 }]);
     expect(run.candidates.some((c) => (c.knobs as KnobValues | undefined)?.num_warps === 16 && c.knobs?.row_block === 1)).toBe(false);
+    // with "tunePastTrend": false in the config, the third draft is proposed as before the rule
+    const [op] = await createOperators({ spec, settings: { operators: ['tune'], policy: 'greedy', hosts: [], jobTimeoutS: 60, profile: false, inputs: 'wide' },
+      config: { ...validateConfig({ hosts: [{ name: 'h200', type: 'local' }], tunePastTrend: false }), tuneStarts: false }, hardware: 'nvidia-h200', workspaceDir: '/tmp', onEvent: () => undefined });
+    const all = new EvolutionRun({ runId: 's', runDir: '/tmp/none', spec, baselineSource: softmax, operators: [op],
+      evaluator: new TritonLandscapeEvaluator(softmax, [{ shape: { rows: 4096, cols: 1024 }, time }], () => undefined, 'nvidia-h200'),
+      policy: new GreedyPolicy(), limits: { budget }, confirmTop: 0, pastTrend: false });
+    await all.run();
+    expect(all.candidates.filter((c) => c.mode === 'draft').map((c) => (c.knobs as KnobValues).num_warps)).toEqual([8, 4, 16]);
     expect(run.candidates.filter((c) => c.state === 'done').length - 1).toBeLessThanOrEqual(budget);
     expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.98);
   });
