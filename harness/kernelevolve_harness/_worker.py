@@ -590,7 +590,7 @@ class CandidateWorker(Worker):
 
         ahead = 0
         try:
-            ahead = self.backend.compile_ahead(first_calls)  # Triton: the compiles side by side
+            ahead = self.backend.compile_ahead(first_calls, self.kc)  # Triton: the compiles side by side
         except Exception:
             pass
         self.send("precompiled", seconds=round(time.monotonic() - t, 3), shapes=called, ahead=ahead)

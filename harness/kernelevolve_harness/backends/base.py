@@ -163,8 +163,8 @@ class Backend:
         """Compile facts only known after the kernel ran (Triton JIT)."""
         return {}
 
-    def compile_ahead(self, first_calls: Callable[[], None]) -> int:
-        """Runs a candidate's first calls on every shape (_worker.py `precompile`) for what they compile; returns
+    def compile_ahead(self, first_calls: Callable[[], None], module: Any = None) -> int:
+        """Runs a candidate's (`module`'s) first calls on every shape (_worker.py `precompile`) for what they compile; returns
         how many of those compiles ran beside one another instead of one after another (none here: the calls run
         as they are)."""
         first_calls()

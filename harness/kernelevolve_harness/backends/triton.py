@@ -218,19 +218,20 @@ class TritonBackend(WorkerCaches, Backend):
             stats["from_store"] = store.TAKEN[0]
         return stats
 
-    def compile_ahead(self, first_calls: Callable[[], None]) -> int:
+    def compile_ahead(self, first_calls: Callable[[], None], module: Any = None) -> int:
         """The first calls with each kernel's compile handed to threads: a launch that would compile (Triton's
-        jit_cache_hook, called before every compile) records the compile, starts it in a pool and returns
-        without running (the first calls keep nothing they compute), so a candidate's shapes and kernels compile
-        side by side. On the H100, Liger's GeGLU at one warp compiled its four shapes one after another in 37.8 s,
-        while the other candidates of its tune were done in 21 s and the search waited for it; compiled side by
-        side it takes about as long as its slowest compile. The correctness checks then find the kernels
-        compiled. A launch inside an autotuner's run is left to compile and run as it is (its timings pick the
-        configuration the checks and the timing use), and one a compile in the pool missed (a launch that
-        depended on an output the skipped launches never wrote) is compiled by the checks, as before; where the
-        calls fail with the compiles handed over, they run again as they are. Without the
-        hook (Triton before 3.4), or with KERNELEVOLVE_COMPILE_AHEAD=0, the calls run as they are. Returns the
-        compiles done in the pool."""
+        jit_cache_hook, called before every compile) records the compile, starts it in a pool and returns without
+        running (the first calls keep nothing they compute), so a candidate's shapes and kernels compile side by
+        side and the checks find them compiled. On the H200, Liger's GeGLU at one warp (four shapes) took 27.0 s of
+        first calls so, against 42.0 s one compile after another (2026-12-05); on the H100 its 37.8 s one after
+        another had held up a tune whose other candidates were judged in 21 s.
+        Left as they are: a candidate with an autotuner among its module's names (the autotuner's timings pick the
+        configuration the checks and the timing use; on the H200 an autotuned softmax candidate's verdict was a
+        runtime error in the correctness stage, its cause not found, docs/benchmarks.md), and a launch inside an
+        autotuner's run anywhere. A kernel the pool missed (a launch that depended on an output the skipped
+        launches never wrote) is compiled by the checks, as before; where the calls fail with the compiles handed
+        over, they run again as they are. Without the hook (Triton before 3.4), or with
+        KERNELEVOLVE_COMPILE_AHEAD=0, the calls run as they are. Returns the compiles done in the pool."""
         if os.environ.get("KERNELEVOLVE_COMPILE_AHEAD", "1") == "0":
             first_calls()
             return 0
@@ -242,7 +243,8 @@ class TritonBackend(WorkerCaches, Backend):
             first_calls()
             return 0
         runtime = getattr(knobs, "runtime", None)
-        if runtime is None or not hasattr(runtime, "jit_cache_hook") or runtime.jit_cache_hook is not None:
+        tuned = any(isinstance(v, Autotuner) for v in getattr(module, "__dict__", {}).values())
+        if tuned or runtime is None or not hasattr(runtime, "jit_cache_hook") or runtime.jit_cache_hook is not None:
             first_calls()
             return 0
         from concurrent.futures import ThreadPoolExecutor
