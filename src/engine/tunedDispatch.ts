@@ -75,7 +75,8 @@ function tableName(launcher: string, byShape: boolean, byDevice: boolean): strin
  * launcher function (its values are looked up where the launch happens), and a per-shape entry must map onto
  * variables that launcher assigns from tensor shapes before the first tuned place.
  */
-export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchEntry[]): DispatchResult {
+export function writeDispatch(baseline: string, given: KnobSet, asked: DispatchEntry[]): DispatchResult {
+  const { set, entries } = splitByLine(baseline, given, asked);
   const masked = maskNonCode(baseline, 'python');
   const functions = listFunctions(baseline, 'python');
   const changed = set.knobs.filter((k) => entries.some((e) => e.values[k.name] !== undefined && e.values[k.name] !== 0 && e.values[k.name] !== k.value));
@@ -168,6 +169,42 @@ export function writeDispatch(baseline: string, set: KnobSet, entries: DispatchE
   for (const { e } of order) out = out.slice(0, e.start) + e.text + out.slice(e.end);
   if (byDevice && !/^import torch\b|^from torch\b/m.test(out)) out = `import torch\n${out}`;
   return { source: out, tables: tables.map(({ fn: _fn, ...t }) => t) };
+}
+
+/**
+ * The baseline's knobs as the entries name them. One knob of the baseline can stand at places that launch different
+ * kernels (`num_warps=num_warps` at each of two launches, one computed value): a candidate that wrote numbers there
+ * has them told apart, the later place named by its line (`num_warps@186`, knobs.ts), and its values say so. Such a
+ * place becomes a knob of that name here, so each launch reads its own value from the table; an entry that does not
+ * name it had one value at every place (its candidate came from the baseline's knob), which the place keeps. Without
+ * this, a per-shape table of Liger's SwiGLU gave its row kernel the tiled launch's 1 warp (0.09x on that shape, on
+ * the H200, 2026-12-05).
+ */
+function splitByLine(baseline: string, set: KnobSet, entries: DispatchEntry[]): { set: KnobSet; entries: DispatchEntry[] } {
+  const knobs: Knob[] = [];
+  const filled = entries.map((e) => ({ ...e, values: { ...e.values } }));
+  for (const k of set.knobs) {
+    const base = k.name.replace(/@\d+$/, '');
+    const named = new Map<number, Array<[number, number]>>();
+    for (const span of k.spans.slice(1)) {
+      const line = baseline.slice(0, span[0]).split('\n').length;
+      const name = `${base}@${line}`;
+      if (line === k.line || set.knobs.some((x) => x.name === name) || !entries.some((e) => e.values[name] !== undefined)) continue;
+      named.set(line, [...(named.get(line) ?? []), span]);
+    }
+    if (!named.size) {
+      knobs.push(k);
+      continue;
+    }
+    const moved = new Set([...named.values()].flat());
+    knobs.push({ ...k, spans: k.spans.filter((s) => !moved.has(s)) });
+    for (const [line, spans] of named) {
+      const name = `${base}@${line}`;
+      knobs.push({ ...k, name, spans, line });
+      for (const e of filled) if (e.values[name] === undefined && e.values[k.name] !== undefined) e.values[name] = e.values[k.name];
+    }
+  }
+  return { set: { ...set, knobs }, entries: filled };
 }
 
 /** Where a launcher's table goes (`after`: below a definition, else above one): right above the top-level
