@@ -19,7 +19,7 @@ import { scoreInterval, scoreOf } from './pairedScore';
 import { GreedyPolicy, type SelectionPolicy } from './selection';
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
 import { isPending, mootChildren } from './speculation';
-import { pastTrendReason } from './trend';
+import { pastTrendCandidates } from './trend';
 import type { KernelSpec } from './spec';
 import { estimateRemainingS, SIGNIFICANT_GAIN, terminationReason, type TerminationLimits } from './termination';
 
@@ -418,11 +418,8 @@ export class EvolutionRun {
     for (const { candidate: c, reason } of mootChildren(judged, this.candidates)) this.cancel(c, reason);
     // and what lies past a falling trend the verdict completed (trend.ts)
     if (this.opts.pastTrend === false) return;
-    for (const c of this.candidates) {
-      if (!isPending(c) || c === this.baseline) continue;
-      const reason = pastTrendReason(c, this.candidates);
-      if (reason) this.cancel(c, reason);
-    }
+    const pending = this.candidates.filter((c) => isPending(c) && c !== this.baseline);
+    for (const { candidate: c, reason } of pastTrendCandidates(pending, this.candidates)) this.cancel(c, reason);
   }
 
   private cancel(c: Candidate, reason: string): void {

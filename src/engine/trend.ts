@@ -67,6 +67,20 @@ export function pastTrend(operator: string, candidates: readonly Candidate[]): (
 
 /** Why a pending candidate is moot by a trend of the run's verdicts (pastTrend), or undefined. */
 export function pastTrendReason(p: Candidate, candidates: readonly Candidate[]): string | undefined {
-  const mine = isPending(p) ? numericKnobs(p) : undefined;
-  return mine ? pastTrend(p.operator, candidates)(mine) : undefined;
+  return pastTrendCandidates([p], candidates)[0]?.reason;
+}
+
+/** The candidates of `pending` that lie past a trend of the run's verdicts, each with why (one reading of the
+ *  verdicts per operator). */
+export function pastTrendCandidates(pending: readonly Candidate[], candidates: readonly Candidate[]): Array<{ candidate: Candidate; reason: string }> {
+  const byOperator = new Map<string, ReturnType<typeof pastTrend>>();
+  const out: Array<{ candidate: Candidate; reason: string }> = [];
+  for (const p of pending) {
+    const mine = isPending(p) ? numericKnobs(p) : undefined;
+    if (!mine) continue;
+    if (!byOperator.has(p.operator)) byOperator.set(p.operator, pastTrend(p.operator, candidates));
+    const reason = byOperator.get(p.operator)!(mine);
+    if (reason) out.push({ candidate: p, reason });
+  }
+  return out;
 }
