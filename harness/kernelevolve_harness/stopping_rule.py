@@ -22,7 +22,7 @@ check cost as long as dozens of rounds, and the worker held the timing lock whil
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -161,7 +161,7 @@ class StoppingRule:
         return np.partition(rows, k, axis=1)[:, k]
 
 
-def far_below(ratio: Optional[float], half_width: float, s: TimingSettings, orders: List[float] = ()) -> bool:
+def far_below(ratio: Optional[float], half_width: float, s: TimingSettings, orders: Sequence[float] = ()) -> bool:
     """A ratio whose interval (relative half-width) lies wholly below s.far_below and is within s.far_goal, or lies
     wholly below half of s.far_below however wide: as precise as a launch that loses by that much needs to be (off
     when far_below is 0). The second: on an H100, the softmax example's row blocks of 128-256 rows on 2048x4097

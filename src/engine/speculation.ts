@@ -126,4 +126,3 @@ export function mootChildren(judged: Candidate, candidates: readonly Candidate[]
   const reason = mootReason(judged, candidates);
   return reason ? children.map((candidate) => ({ candidate, reason })) : [];
 }
-

@@ -164,9 +164,9 @@ class Backend:
         return {}
 
     def compile_ahead(self, first_calls: Callable[[], None], module: Any = None) -> int:
-        """Runs a candidate's (`module`'s) first calls on every shape (_worker.py `precompile`) for what they compile; returns
-        how many of those compiles ran beside one another instead of one after another (none here: the calls run
-        as they are)."""
+        """Runs the first calls of a candidate (`module`) on every shape (_worker.py `precompile`) for what they
+        compile; returns how many of those compiles ran beside one another instead of one after another (none
+        here: the calls run as they are)."""
         first_calls()
         return 0
 
