@@ -207,19 +207,23 @@ class PythonKnobs {
     this.masked = maskNonCode(src, 'python');
   }
 
-  /** A knob whose value the code computes: value 0 means "as computed"; any number written replaces it. */
+  /** A knob whose value the code computes: value 0 means "as computed"; any number written replaces it. Launches
+   *  that pass the same name are one knob where the statement that computes it is the same: `num_warps=num_warps`
+   *  after `calculate_settings(n_cols)` in one branch and after a Blackwell tile's settings in another are two
+   *  quantities (Liger's SwiGLU), and one knob of both made the search write the other branch's launch too. */
   computed(name: string, kind: KnobKind, expression: string, spans: Array<[number, number]>, extra: Partial<Knob> = {}): void {
     const role = extra.role ?? roleOf(name);
     const same = this.c.knobs.find((k) => k.name === name);
     // the value a computed knob stands at: 0 (as computed), or a launch option's default (Triton's warps)
     const value = extra.value ?? 0;
-    const twin = this.c.knobs.find((k) => k.value === value && k.expression === expression && k.scope === extra.scope && k.guard === extra.guard
-      && (k.name === name || k.name.startsWith(`${name}@`)));
+    const alike = (k: Knob) => k.value === value && k.expression === expression && k.scope === extra.scope && k.guard === extra.guard
+      && k.origin === extra.origin;
+    const twin = this.c.knobs.find((k) => alike(k) && (k.name === name || k.name.startsWith(`${name}@`)));
     if (twin) {
       for (const s of spans) if (!twin.spans.some((x) => x[0] === s[0])) twin.spans.push(s);
       return;
     }
-    if (same && same.value === value && same.expression === expression && same.scope === extra.scope && same.guard === extra.guard) {
+    if (same && alike(same)) {
       for (const s of spans) if (!same.spans.some((x) => x[0] === s[0])) same.spans.push(s);
       return;
     }

@@ -93,6 +93,31 @@ describe('launch parameters computed by the launcher', () => {
     expect(out).toContain('[(triton.cdiv(n_rows, ROWS),)]');
   });
 
+  it('one name computed by two statements, one per branch (a Blackwell tile\'s settings, the row\'s): a knob each', () => {
+    // Liger's SwiGLU launches a column-tiled kernel on Blackwell and its row kernel elsewhere, both with
+    // `num_warps=num_warps`; before, one knob moved both launches, and the search on a Hopper wrote the tiled launch too
+    const tiled = fixture('triton_tiled_branch.py');
+    const both = detectKnobs(tiled, 'k.py');
+    const warps = both.knobs.filter((k) => k.role === 'warps');
+    expect(warps.map((k) => [k.name, k.kernels, k.origin, k.spans.length])).toEqual([
+      ['num_warps', ['_gated_kernel_tiled'], 'BLOCK_SIZE, num_warps = tile_settings(n_cols)', 1],
+      ['num_warps@61', ['_gated_kernel'], 'BLOCK_SIZE, num_warps = row_settings(n_cols)', 1],
+    ]);
+    expect(searchableKnobs(both, '_gated_kernel').knobs.map((k) => k.name)).toEqual(['num_warps@61']);
+    const out = applyKnobs(tiled, both, { 'num_warps@61': 8 });
+    expect(out).toContain('(a, b, c, a.stride(0), n_cols, BLOCK_SIZE=BLOCK_SIZE, num_warps=8)');
+    expect(out).toContain('a, b, c, a.stride(0), n_cols, BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps\n');
+    expect(pythonSyntaxError(out)).toBeUndefined();
+    // a tuned file names the row launch's warps as the original did
+    expect(searchableKnobs(detectKnobs(out, 'k.py'), '_gated_kernel').knobs.map((k) => [k.name, k.value])).toEqual([['num_warps@61', 8]]);
+    // one statement before two launches (Liger's RMSNorm: a row kernel, or a block-of-rows kernel for short rows)
+    // is still one knob of both
+    const oneStatement = tiled.replace('        BLOCK_SIZE, num_warps = tile_settings(n_cols)\n', '')
+      .replace('    if use_tiles(n_cols):\n', '    BLOCK_SIZE, num_warps = row_settings(n_cols)\n    if use_tiles(n_cols):\n');
+    expect(detectKnobs(oneStatement, 'k.py').knobs.filter((k) => k.role === 'warps').map((k) => [k.name, k.kernels?.sort(), k.spans.length]))
+      .toEqual([['num_warps', ['_gated_kernel', '_gated_kernel_tiled'], 2]]);
+  });
+
   it('changes nothing when every knob keeps its value, and leaves the helper alone', () => {
     expect(applyKnobs(src, set, Object.fromEntries(set.knobs.map((k) => [k.name, k.value])))).toBe(src);
     expect(set.knobs.some((k) => k.spans.some(([s]) => s < src.indexOf('@triton.jit')))).toBe(false);

@@ -258,6 +258,40 @@ describe('shape-aware dispatch', () => {
   });
 });
 
+describe('a launcher with a branch for another device (Liger\'s SwiGLU: a tiled launch on Blackwell, the row launch elsewhere)', () => {
+  const python = new PythonLaunches();
+  afterAll(() => python.dispose());
+  const src = readFileSync(path.join(__dirname, 'fixtures', 'triton_tiled_branch.py'), 'utf8');
+  // SwiGLU's published shapes (bf16 MLP rows); on this Hopper every one runs the row kernel
+  const shapes = [{ rows: 2048, cols: 14336 }, { rows: 4096, cols: 18944 }, { rows: 777, cols: 11008 }, { rows: 8192, cols: 2816 }];
+  const bestWarps = (s: Record<string, number>) => (s.cols >= 8192 ? 16 : 8);
+  const time = (s: Record<string, number>, meta: Record<string, unknown>) =>
+    (s.rows * s.cols) / 1e6 * Math.exp(0.3 * (Math.log2(meta.num_warps as number) - Math.log2(bestWarps(s))) ** 2);
+  const call = (s: Record<string, number>) => `candidate.gated(Tensor((${s.rows}, ${s.cols})), Tensor((${s.rows}, ${s.cols})))`;
+
+  it('judges each launch of the row kernel once: the tiled launch, which never runs here, is never written', { timeout: 120_000 }, async () => {
+    const evaluator = new LaunchEvaluator(python, src, shapes, call, time);
+    const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/k.py', kernel: '_gated_kernel' };
+    const run = new EvolutionRun({ runId: 'w', runDir: '/tmp/none', spec, baselineSource: src, operators: [new TuneOperator({ fileName: 'k.py' })],
+      evaluator, policy: new GreedyPolicy(), limits: { budget: 20 }, confirmTop: 0 });
+    const summary = await run.run();
+    const tiledLaunch = src.slice(src.indexOf('    if use_tiles'), src.indexOf('        return c'));
+    const judged = run.candidates.filter((c) => c.operator !== 'baseline' && c.verdict);
+    for (const c of judged) expect(c.source).toContain(tiledLaunch);
+    // before, the first drafts wrote both launches' warps, and their children moved the row launch's alone: three
+    // children of three drafts launched the row kernel with 16 warps on every shape, each judged (as on an H100)
+    // (a table may launch what a setting did: its rows name candidates, and "as the original computes" on a shape
+    // is a number only the launcher knows)
+    const settings = evaluator.jobs.filter((j) => run.candidates.find((c) => c.id === j.id)?.mode !== 'dispatch');
+    const launches = settings.map((j) => JSON.stringify(j.meta));
+    expect(launches.length).toBeGreaterThanOrEqual(5);
+    expect(new Set(launches).size).toBe(launches.length);
+    for (const j of evaluator.jobs) for (const m of j.meta) expect(m.kernel).toBe('_gated_kernel');
+    // each shape's best warps, from one table or one setting
+    expect(evaluator.jobs.find((j) => j.id === summary.best!.id)!.meta.map((m) => m.num_warps)).toEqual([16, 16, 16, 8]);
+  });
+});
+
 describe('a config without the knowledge base\'s starts ("tuneStarts": false)', () => {
   it('drafts spread-out probes only: a benchmark against the grids the Hopper starts came from does not start from their answer', async () => {
     const config = validateConfig({ hosts: [{ name: 'h200', type: 'local', hardware: 'nvidia-h200' }], tuneStarts: false });

@@ -235,17 +235,18 @@ candidate.softmax(Tensor((257, 16384)))`);
 });
 
 describe('one launcher launching two kernels, each with warps it computes', () => {
-  // Liger's SwiGLU launches its row kernel and, on Blackwell, a tiled one, each with `num_warps=num_warps`: once the
-  // tuner writes numbers there the candidates name the two apart, and the table must too (a row of the H200 tune of
-  // 2026-12-05 gave the row kernel the tiled launch's 1 warp: 0.09x on that shape)
+  // Liger's RMSNorm launches its row kernel or, for short rows, a kernel of blocks of rows, both with
+  // `num_warps=num_warps` computed by one statement: once the tuner writes numbers there the candidates name the two
+  // apart, and the table must too (a row of the H200 tune of 2026-12-05, Liger's SwiGLU, whose two launches were one
+  // knob then, gave the row kernel the tiled launch's 1 warp: 0.09x on that shape)
   const src = [
     'import torch', 'import triton', 'import triton.language as tl', '', '',
     '@triton.jit', 'def _row_kernel(y_ptr, x_ptr, n_cols, BLOCK_SIZE: tl.constexpr):', '    pass', '', '',
     '@triton.jit', 'def _tiled_kernel(y_ptr, x_ptr, n_cols, BLOCK_SIZE: tl.constexpr):', '    pass', '', '',
     'def scale(x, tiled=False):', '    n_rows, n_cols = x.shape', '    y = torch.empty_like(x)',
-    '    if tiled:', '        BLOCK_SIZE, num_warps = triton.next_power_of_2(n_cols) // 16, n_cols // 4096',
+    '    BLOCK_SIZE, num_warps = triton.next_power_of_2(n_cols), n_cols // 4096', '    if tiled:',
     '        _tiled_kernel[(n_rows, triton.cdiv(n_cols, BLOCK_SIZE))](y, x, n_cols, BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)',
-    '        return y', '    BLOCK_SIZE, num_warps = triton.next_power_of_2(n_cols), n_cols // 4096',
+    '        return y',
     '    _row_kernel[(n_rows,)](y, x, n_cols, BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)', '    return y', '',
   ].join('\n');
 
@@ -256,14 +257,14 @@ describe('one launcher launching two kernels, each with warps it computes', () =
     expect(warps.map((k) => [k.name, k.spans.length])).toEqual([['num_warps', 2]]);
     let at = 0;
     const candidate = src.replace(/num_warps=num_warps\)/g, () => `num_warps=${at++ ? 16 : 1})`);
-    expect(detectKnobs(candidate, 'k.py').knobs.filter((k) => k.role === 'warps').map((k) => [k.name, k.value])).toEqual([['num_warps', 1], ['num_warps@24', 16]]);
+    expect(detectKnobs(candidate, 'k.py').knobs.filter((k) => k.role === 'warps').map((k) => [k.name, k.value])).toEqual([['num_warps', 1], ['num_warps@23', 16]]);
     const r = writeDispatch(src, set, [
-      { shape: { rows: 64, cols: 16384 }, values: { num_warps: 1, 'num_warps@24': 16 } },
+      { shape: { rows: 64, cols: 16384 }, values: { num_warps: 1, 'num_warps@23': 16 } },
       // a row whose candidate came from the baseline's knob: one value at both launches
       { shape: { rows: 64, cols: 4096 }, values: { num_warps: 4 } },
     ]);
     if ('error' in r) throw new Error(r.error);
-    expect(r.source).toContain('(64, 16384): {"num_warps": 1, "num_warps@24": 16},\n    (64, 4096): {"num_warps": 4, "num_warps@24": 4},');
+    expect(r.source).toContain('(64, 16384): {"num_warps": 1, "num_warps@23": 16},\n    (64, 4096): {"num_warps": 4, "num_warps@23": 4},');
     const got = launches(r.source, ['candidate.scale(Tensor((64, 16384)))', 'candidate.scale(Tensor((64, 16384)), True)',
       'candidate.scale(Tensor((64, 4096)))', 'candidate.scale(Tensor((64, 4096)), True)', 'candidate.scale(Tensor((64, 8192)))'].join('\n'));
     expect(got.map((l) => [l.kernel, l.num_warps])).toEqual([['_row_kernel', 16], ['_tiled_kernel', 1], ['_row_kernel', 4], ['_tiled_kernel', 4], ['_row_kernel', 2]]);
