@@ -532,6 +532,34 @@ export function detectKnobs(src: string, langOrFile: SourceLanguage | string): K
   return lang === 'python' ? detectPython(src) : detectClike(src);
 }
 
+/**
+ * A tuned file's knobs tied as the baseline's are. Where one knob of the baseline stood at several launches (one
+ * statement's `num_warps` passed to a row kernel and to a kernel of blocks of rows, Liger's RMSNorm and softmax), a
+ * file that wrote one number at each of them reads as a knob per launch (literals are told apart by the kernels they
+ * launch); they are one knob again here, so the search moves them together, as the drafts wrote them. Before, a
+ * draft's children moved the spec's kernel's launch alone: children of different drafts that differed only at a
+ * launch that never runs (Liger's softmax launches its multi-block kernel for no row a block covers) were judged as
+ * different settings, and on Liger's RMSNorm the kernel of blocks of rows, which runs on the short rows, kept each
+ * draft's warps whatever the search did. Python sources only; a part written apart (a per-shape table) stays apart.
+ */
+export function tiedAsIn(src: string, set: KnobSet, baselineSrc: string, baseline: KnobSet): KnobSet {
+  const stem = (n: string) => n.replace(/@\d+$/, '');
+  const linesOf = (text: string, k: Knob) => new Set(k.spans.map(([at]) => lineAt(text, at)));
+  let knobs = set.knobs;
+  for (const b of baseline.knobs) {
+    const at = linesOf(baselineSrc, b);
+    if (at.size < 2) continue;
+    const parts = knobs.filter((k) => stem(k.name) === stem(b.name) && k.role === b.role && [...linesOf(src, k)].every((l) => at.has(l)));
+    if (parts.length < 2 || parts.some((k) => k.value !== parts[0].value)) continue;
+    if (knobs.some((k) => k.name === b.name && !parts.includes(k))) continue;
+    const first = parts.reduce((a, k) => (k.line < a.line ? k : a));
+    const kernels = [...new Set(parts.flatMap((k) => k.kernels ?? []))];
+    const tied: Knob = { ...first, name: b.name, spans: parts.flatMap((k) => k.spans).sort((x, y) => x[0] - y[0]), ...(kernels.length ? { kernels } : {}) };
+    knobs = knobs.flatMap((k) => (k === first ? [tied] : parts.includes(k) ? [] : [k]));
+  }
+  return knobs === set.knobs ? set : { ...set, knobs };
+}
+
 export type KnobValues = Record<string, number>;
 
 /**

@@ -14,7 +14,7 @@
 // It keeps no state of its own; everything comes from the run's candidates, so a resumed run continues as
 // if never stopped. It never proposes a source the run has already seen.
 import type { Candidate } from './candidate';
-import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, searchableKnobs, type Knob, type KnobSet, type KnobValues } from './knobs';
+import { applyKnobs, detectKnobs, knobValues, satisfiesConstraints, searchableKnobs, tiedAsIn, type Knob, type KnobSet, type KnobValues } from './knobs';
 import { KernelLocator } from './kernelLocator';
 import { listFunctions } from './splice';
 import { pooledShapeLaunches, SHAPE_MARGIN, shapeWinners, type PooledLaunch } from './shapeWinners';
@@ -205,7 +205,7 @@ export class TuneOperator implements Operator {
   /** The first untried step from `base`: a refinement when the run hands a parent, else a draft. `score` ranks
    *  what moves did (the whole candidate's, or one shape's speed when searching for that shape). */
   private stepFrom(base: Candidate, ctx: ProposalContext, score: (c: Candidate) => number): Proposal | undefined {
-    const full = this.anchored(this.knobsOf(base.source), this.knobsOf(ctx.baselineSource));
+    const full = this.anchored(base.source, ctx.baselineSource);
     const set = searchableKnobs(full, ctx.spec.kernel);
     if (!set.knobs.length) return undefined;
     const current = knobValues(full);
@@ -384,8 +384,12 @@ export class TuneOperator implements Operator {
     };
   }
 
-  /** Domains come from the baseline's values, so they do not drift upward as the search moves a knob. */
-  private anchored(set: KnobSet, baseline: KnobSet): KnobSet {
+  /** A candidate's knobs, tied as the baseline's are (tiedAsIn), with domains from the baseline's values, so they do
+   *  not drift upward as the search moves a knob. */
+  private anchored(source: string, baselineSource: string): KnobSet {
+    const baseline = this.knobsOf(baselineSource);
+    const own = this.knobsOf(source);
+    const set = this.lang === 'python' && source !== baselineSource ? tiedAsIn(source, own, baselineSource, baseline) : own;
     const base = new Map(baseline.knobs.map((k) => [k.name, k]));
     return {
       ...set,

@@ -297,20 +297,25 @@ describe('speculation', () => {
     expect(summary.best!.speedup / grid.best).toBeGreaterThanOrEqual(0.98);
   });
 
-  it('a launcher with another device\'s branch (Liger\'s SwiGLU): on 20 slots judges each launch of the row kernel once', async () => {
+  it('a launcher with another device\'s branch (Liger\'s SwiGLU, softmax): on 20 slots judges each launch of the row kernel once', async () => {
     // on this Hopper only the row launch runs; its warps as computed are 16 here, best at 8 (a gentle slope: no
     // setting lies past a falling trend). Before, the drafts wrote both launches' warps and their children moved the
     // row launch's alone, so children of different drafts launched the row kernel alike and each was judged: on an
     // H100, 20 evaluations of 6 launches, queued at the timing lock for 11.5 s each (docs/benchmarks.md)
-    const source = readFileSync(path.join(__dirname, 'fixtures', 'triton_tiled_branch.py'), 'utf8');
-    const kernel = { source, spec: { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/k.py', kernel: '_gated_kernel' } as KernelSpec };
-    const rowWarps = (v: KnobValues) => v['num_warps@61'] || 16;
-    const time = (v: KnobValues) => Math.exp(0.05 * (Math.log2(rowWarps(v)) - 3) ** 2);
-    const { run, summary } = await tune(20, { kernel, budget: 20, time, setupMs: 8000 });
-    const judged = run.candidates.filter((c) => c.state === 'done' && c.operator !== 'baseline' && c.mode !== 'dispatch');
-    const rows = judged.map((c) => rowWarps(detectKnobs(c.source, 'python').knobs.reduce((v, k) => ({ ...v, [k.name]: k.value }), {} as KnobValues)));
-    expect(new Set(rows).size).toBe(rows.length);
-    expect(rows.length).toBeLessThanOrEqual(5); // 1, 2, 4, 8 and 32 warps: the launches there are
-    expect(summary.best!.speedup).toBeCloseTo(time({}) / time({ 'num_warps@61': 8 }), 6);
+    // And where one statement computes both launches' warps (Liger's softmax), one knob moved at both launches.
+    const tiled = readFileSync(path.join(__dirname, 'fixtures', 'triton_tiled_branch.py'), 'utf8');
+    const oneStatement = tiled.replace('        BLOCK_SIZE, num_warps = tile_settings(n_cols)\n', '')
+      .replace('    if use_tiles(n_cols):\n', '    BLOCK_SIZE, num_warps = row_settings(n_cols)\n    if use_tiles(n_cols):\n');
+    for (const source of [tiled, oneStatement]) {
+      const kernel = { source, spec: { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/k.py', kernel: '_gated_kernel' } as KernelSpec };
+      const rowWarps = (v: KnobValues) => v['num_warps@61'] || 16;
+      const time = (v: KnobValues) => Math.exp(0.05 * (Math.log2(rowWarps(v)) - 3) ** 2);
+      const { run, summary } = await tune(20, { kernel, budget: 20, time, setupMs: 8000 });
+      const judged = run.candidates.filter((c) => c.state === 'done' && c.operator !== 'baseline' && c.mode !== 'dispatch');
+      const rows = judged.map((c) => rowWarps(knobValues(detectKnobs(c.source, 'python'))));
+      expect(new Set(rows).size).toBe(rows.length);
+      expect(rows.length).toBeLessThanOrEqual(5); // 1, 2, 4, 8 and 32 warps: the launches there are
+      expect(summary.best!.speedup).toBeCloseTo(time({}) / time({ 'num_warps@61': 8 }), 6);
+    }
   });
 });

@@ -290,6 +290,31 @@ describe('a launcher with a branch for another device (Liger\'s SwiGLU: a tiled 
     // each shape's best warps, from one table or one setting
     expect(evaluator.jobs.find((j) => j.id === summary.best!.id)!.meta.map((m) => m.num_warps)).toEqual([16, 16, 16, 8]);
   });
+
+  it('one statement computing both launches\' warps (Liger\'s softmax and RMSNorm): the search moves them together', { timeout: 120_000 }, async () => {
+    // one knob at both launches in the baseline; a tuned file writes a number at each, which read as a knob per
+    // launch (they launch different kernels). Before, the drafts' children moved the row launch alone: children of
+    // different drafts that differed only at the tiled launch, which never runs here, were each judged
+    const oneStatement = src.replace('        BLOCK_SIZE, num_warps = tile_settings(n_cols)\n', '')
+      .replace('    if use_tiles(n_cols):\n', '    BLOCK_SIZE, num_warps = row_settings(n_cols)\n    if use_tiles(n_cols):\n');
+    const evaluator = new LaunchEvaluator(python, oneStatement, shapes, call, time);
+    const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/k.py', kernel: '_gated_kernel' };
+    const run = new EvolutionRun({ runId: 'v', runDir: '/tmp/none', spec, baselineSource: oneStatement, operators: [new TuneOperator({ fileName: 'k.py' })],
+      evaluator, policy: new GreedyPolicy(), limits: { budget: 20 }, confirmTop: 0 });
+    const summary = await run.run();
+    const settings = run.candidates.filter((c) => c.operator !== 'baseline' && c.mode !== 'dispatch' && c.verdict);
+    expect(settings.length).toBeGreaterThanOrEqual(4);
+    for (const c of settings) {
+      // the launch that runs on Blackwell has the warps of the row launch, in every tuned file
+      const written = [...c.source.matchAll(/num_warps=(\d+)/g)].map((m) => m[1]);
+      expect(written.length).toBe(2);
+      expect(written[0]).toBe(written[1]);
+      expect(Object.keys(c.knobs!).filter((k) => k.startsWith('num_warps'))).toEqual(['num_warps']);
+    }
+    const launches = evaluator.jobs.filter((j) => settings.some((c) => c.id === j.id)).map((j) => JSON.stringify(j.meta));
+    expect(new Set(launches).size).toBe(launches.length);
+    expect(evaluator.jobs.find((j) => j.id === summary.best!.id)!.meta.map((m) => m.num_warps)).toEqual([16, 16, 16, 8]);
+  });
 });
 
 describe('a config without the knowledge base\'s starts ("tuneStarts": false)', () => {
