@@ -117,7 +117,7 @@ for name, (rc, wall) in sorted(walls.items()):
     def stages(m):
         return (m.get("verdict") or {}).get("stages") or {}
     keys = ("total_s", "worker_start_s", "preloaded_workers", "reference_ready_wait_s", "precompile_s", "correctness_s", "reference_wait_correctness_s", "lock_wait_s", "timing_s",
-            "reference_wait_timing_s", "verify_s")
+            "timing_rounds_s", "retimed_shapes", "reference_wait_timing_s", "verify_s")
     base = next((m for m in metas if m["id"] == "c0000"), {})
     others = [stages(m) for m in metas if m["id"] != "c0000" and stages(m)]
     def med(k):
