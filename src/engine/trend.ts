@@ -28,17 +28,19 @@ function numericKnobs(c: Candidate): Record<string, number> | undefined {
  * Why a setting of `operator` lies past a falling trend of the run's verdicts (undefined: it does not). Two judged
  * settings A and B of that operator differ from it in one knob alone and lie on one side of it, A the nearer (a
  * value left as the kernel computes it, 0, is on no side). Where the step from B to A paid on no shape (A at most
- * TREND_TIE above B on each), A is slower than the run's fastest reading on every shape and A is far below the
- * run's best (MOOT_BELOW_BEST), the setting lies a step further on a slope that has only fallen: for a speed that
- * rises to one peak along the knob and falls past it, it is slower than A on every shape, so fastest on none.
+ * TREND_TIE above B on each) and A is far below the run's best (MOOT_BELOW_BEST), the setting lies a step further
+ * on a slope that has only fallen: for a speed that rises to one peak along the knob and falls past it, it is slower
+ * than A on every shape, so fastest on none. A that reads the fastest of the run on a shape reads it within
+ * TREND_TIE of B there: a shape the knob does not move (Liger's GeGLU on rows of 3072: every warp count from 4 to
+ * 32 within 1%), whose fastest reading is the noise's. Until 2026-12-05 such a tie kept the slope open, and GeGLU's
+ * two warps, 0.32x, compiled and was judged to the end while the run waited for it (37.5 s of a 54.5 s tune on an
+ * H200).
  */
 export function pastTrend(operator: string, candidates: readonly Candidate[]): (values: Record<string, number>) => string | undefined {
   const done = candidates.filter((c) => c.state === 'done' && scoreOf(c) > 0);
   if (!done.length) return () => undefined;
   const best = Math.max(...done.map((c) => scoreOf(c)));
   const { speeds } = shapeSpeeds(done);
-  const fastest: number[] = [];
-  for (const xs of speeds.values()) xs.forEach((x, i) => { fastest[i] = Math.max(fastest[i] ?? 0, x); });
   const judged = done.flatMap((c) => {
     const v = c.operator === operator ? numericKnobs(c) : undefined;
     const xs = speeds.get(c);
@@ -54,7 +56,7 @@ export function pastTrend(operator: string, candidates: readonly Candidate[]): (
         const beyond = line.filter(({ v }) => (v[k] - mine[k]) * side > 0).sort((a, b) => (a.v[k] - b.v[k]) * side);
         if (beyond.length < 2) continue;
         const [a, b] = beyond;
-        if (scoreOf(a.c) < MOOT_BELOW_BEST * best && a.xs.every((x, i) => x <= b.xs[i] * TREND_TIE && x < fastest[i])) {
+        if (scoreOf(a.c) < MOOT_BELOW_BEST * best && a.xs.every((x, i) => x <= b.xs[i] * TREND_TIE)) {
           return `${k}=${mine[k]} lies past ${k}=${a.v[k]} (${a.c.id}, ${scoreOf(a.c).toFixed(3)}x), which was no faster `
             + `than ${k}=${b.v[k]} (${b.c.id}, ${scoreOf(b.c).toFixed(3)}x) on any shape and is far below the run's best `
             + `(${best.toFixed(3)}x)`;
