@@ -549,7 +549,9 @@ export function tiedAsIn(src: string, set: KnobSet, baselineSrc: string, baselin
   for (const b of baseline.knobs) {
     const at = linesOf(baselineSrc, b);
     if (at.size < 2) continue;
-    const parts = knobs.filter((k) => stem(k.name) === stem(b.name) && k.role === b.role && [...linesOf(src, k)].every((l) => at.has(l)));
+    // its parts: at its lines, launching its kernels (a file whose lines moved, an LLM's, ties nothing else)
+    const parts = knobs.filter((k) => stem(k.name) === stem(b.name) && k.role === b.role && [...linesOf(src, k)].every((l) => at.has(l))
+      && (!k.kernels || !b.kernels || k.kernels.every((x) => b.kernels!.includes(x))));
     if (parts.length < 2 || parts.some((k) => k.value !== parts[0].value)) continue;
     if (knobs.some((k) => k.name === b.name && !parts.includes(k))) continue;
     const first = parts.reduce((a, k) => (k.line < a.line ? k : a));

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyKnobs, detectKnobs, type Knob, searchableKnobs } from '../../../src/engine/knobs';
+import { applyKnobs, detectKnobs, type Knob, searchableKnobs, tiedAsIn } from '../../../src/engine/knobs';
 import { PLAIN_PYTHON } from './pythonLaunches';
 import { LECTURE_GELU } from './tritonLandscape';
 
@@ -116,6 +116,19 @@ describe('launch parameters computed by the launcher', () => {
       .replace('    if use_tiles(n_cols):\n', '    BLOCK_SIZE, num_warps = row_settings(n_cols)\n    if use_tiles(n_cols):\n');
     expect(detectKnobs(oneStatement, 'k.py').knobs.filter((k) => k.role === 'warps').map((k) => [k.name, k.kernels?.sort(), k.spans.length]))
       .toEqual([['num_warps', ['_gated_kernel', '_gated_kernel_tiled'], 2]]);
+    // a tuned file with a number at both reads as a knob a launch; tied as the baseline's, they are one knob again,
+    // and two numbers that differ (a hand edit) stay two knobs
+    const baseline = detectKnobs(oneStatement, 'k.py');
+    const tuned = applyKnobs(oneStatement, baseline, { num_warps: 8 });
+    const own = detectKnobs(tuned, 'k.py');
+    expect(own.knobs.filter((k) => k.role === 'warps').map((k) => k.name)).toEqual(['num_warps', 'num_warps@61']);
+    const tied = tiedAsIn(tuned, own, oneStatement, baseline).knobs.filter((k) => k.role === 'warps');
+    expect(tied.map((k) => [k.name, k.value, k.spans.length, k.kernels?.sort()])).toEqual([['num_warps', 8, 2, ['_gated_kernel', '_gated_kernel_tiled']]]);
+    expect(applyKnobs(tuned, tiedAsIn(tuned, own, oneStatement, baseline), { num_warps: 2 }).match(/num_warps=2/g)?.length).toBe(2);
+    const edited = tuned.replace('BLOCK_SIZE=BLOCK_SIZE, num_warps=8)\n    return c', 'BLOCK_SIZE=BLOCK_SIZE, num_warps=4)\n    return c');
+    expect(edited).not.toBe(tuned);
+    const apart = detectKnobs(edited, 'k.py');
+    expect(tiedAsIn(edited, apart, oneStatement, baseline).knobs.filter((k) => k.role === 'warps').map((k) => [k.name, k.value])).toEqual([['num_warps', 8], ['num_warps@61', 4]]);
   });
 
   it('changes nothing when every knob keeps its value, and leaves the helper alone', () => {
