@@ -16,7 +16,7 @@ import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/kn
 import { GreedyPolicy } from '../../../src/engine/selection';
 import type { KernelSpec } from '../../../src/engine/spec';
 import { TuneOperator } from '../../../src/engine/tuneOperator';
-import { gridBest, ROW_MAX } from './tritonLandscape';
+import { gridBest, ROW_MAX, TILED_BRANCH, TILED_BRANCH_ONE_STATEMENT } from './tritonLandscape';
 
 const gelu = readFileSync(path.join(__dirname, '../../../scripts/gpu/tuner-kernels/quick_gelu/gelu.py'), 'utf8');
 const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/gelu.py', kernel: 'quick_gelu_kernel' };
@@ -303,12 +303,9 @@ describe('speculation', () => {
     // on this Hopper only the row launch runs; its warps as computed are 16 here, best at 8 (a gentle slope: no
     // setting lies past a falling trend). Before, the drafts wrote both launches' warps and their children moved the
     // row launch's alone, so children of different drafts launched the row kernel alike and each was judged: on an
-    // H100, 20 evaluations of 6 launches, queued at the timing lock for 11.5 s each (docs/benchmarks.md)
+    // H100, 19 settings of 6 launches, queued at the timing lock for 11.5 s each (docs/benchmarks.md)
     // And where one statement computes both launches' warps (Liger's softmax), one knob moved at both launches.
-    const tiled = readFileSync(path.join(__dirname, 'fixtures', 'triton_tiled_branch.py'), 'utf8');
-    const oneStatement = tiled.replace('        BLOCK_SIZE, num_warps = tile_settings(n_cols)\n', '')
-      .replace('    if use_tiles(n_cols):\n', '    BLOCK_SIZE, num_warps = row_settings(n_cols)\n    if use_tiles(n_cols):\n');
-    for (const source of [tiled, oneStatement]) {
+    for (const source of [TILED_BRANCH, TILED_BRANCH_ONE_STATEMENT]) {
       const kernel = { source, spec: { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/k.py', kernel: '_gated_kernel' } as KernelSpec };
       const rowWarps = (v: KnobValues) => v['num_warps@61'] || 16;
       const time = (v: KnobValues) => Math.exp(0.05 * (Math.log2(rowWarps(v)) - 3) ** 2);

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyKnobs, detectKnobs, type Knob, searchableKnobs, tiedAsIn } from '../../../src/engine/knobs';
 import { PLAIN_PYTHON } from './pythonLaunches';
-import { LECTURE_GELU } from './tritonLandscape';
+import { LECTURE_GELU, TILED_BRANCH, TILED_BRANCH_ONE_STATEMENT } from './tritonLandscape';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, 'fixtures', name), 'utf8');
 
@@ -96,7 +96,7 @@ describe('launch parameters computed by the launcher', () => {
   it('one name computed by two statements, one per branch (a Blackwell tile\'s settings, the row\'s): a knob each', () => {
     // Liger's SwiGLU launches a column-tiled kernel on Blackwell and its row kernel elsewhere, both with
     // `num_warps=num_warps`; before, one knob moved both launches, and the search on a Hopper wrote the tiled launch too
-    const tiled = fixture('triton_tiled_branch.py');
+    const tiled = TILED_BRANCH;
     const both = detectKnobs(tiled, 'k.py');
     const warps = both.knobs.filter((k) => k.role === 'warps');
     expect(warps.map((k) => [k.name, k.kernels, k.origin, k.spans.length])).toEqual([
@@ -112,8 +112,7 @@ describe('launch parameters computed by the launcher', () => {
     expect(searchableKnobs(detectKnobs(out, 'k.py'), '_gated_kernel').knobs.map((k) => [k.name, k.value])).toEqual([['num_warps@61', 8]]);
     // one statement before two launches (Liger's RMSNorm: a row kernel, or a block-of-rows kernel for short rows)
     // is still one knob of both
-    const oneStatement = tiled.replace('        BLOCK_SIZE, num_warps = tile_settings(n_cols)\n', '')
-      .replace('    if use_tiles(n_cols):\n', '    BLOCK_SIZE, num_warps = row_settings(n_cols)\n    if use_tiles(n_cols):\n');
+    const oneStatement = TILED_BRANCH_ONE_STATEMENT;
     expect(detectKnobs(oneStatement, 'k.py').knobs.filter((k) => k.role === 'warps').map((k) => [k.name, k.kernels?.sort(), k.spans.length]))
       .toEqual([['num_warps', ['_gated_kernel', '_gated_kernel_tiled'], 2]]);
     // a tuned file with a number at both reads as a knob a launch; tied as the baseline's, they are one knob again,

@@ -1,11 +1,12 @@
 // Scripted timing landscapes for Triton sources: verdicts computed from a candidate's knob values (read back
 // from its source by the engine's own detection), with per-shape timings and the failures a GPU gives
 // (out of shared memory; wrong results from a block too small for a row). Search tests are exact with them.
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import type { EvaluationJob, Evaluator, PoolVerdict } from '../../../src/contract/job';
 import type { Verdict } from '../../../src/contract/verdict';
 import { detectKnobs, knobValues, type KnobValues } from '../../../src/engine/knobs';
 
-/** A tiled matmul launched with small tiles, one warp and one stage (as a first version often is). */
 /** A launch as lecture code writes it: a literal 1024-element block and Triton's default warps (one line a
  *  list entry; it ends with a newline). */
 export const LECTURE_GELU = [
@@ -16,6 +17,13 @@ export const LECTURE_GELU = [
     '    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)',
     '    x = tl.load(x_ptr + offs, mask=offs < n)', '    tl.store(y_ptr + offs, x * tl.sigmoid(1.702 * x), mask=offs < n)', '',
 ].join('\n');
+
+/** A gated row kernel launched two ways (fixtures/triton_tiled_branch.py): a column-tiled launch on Blackwell, with
+ *  warps a statement of its own computes, and the row launch elsewhere (Liger's SwiGLU). */
+export const TILED_BRANCH = readFileSync(path.join(__dirname, 'fixtures', 'triton_tiled_branch.py'), 'utf8');
+/** The same launcher with one statement computing both launches' warps (Liger's softmax and RMSNorm). */
+export const TILED_BRANCH_ONE_STATEMENT = TILED_BRANCH.replace('        BLOCK_SIZE, num_warps = tile_settings(n_cols)\n', '')
+  .replace('    if use_tiles(n_cols):\n', '    BLOCK_SIZE, num_warps = row_settings(n_cols)\n    if use_tiles(n_cols):\n');
 
 /** One program a row, the row read in literal 1024-element steps on Triton's default warps (a log-softmax over
  *  vocabulary-wide rows has this launch). */
@@ -29,6 +37,7 @@ export const ROW_MAX = [
   '    row_max_kernel[(x.shape[0],)](x, out, x.stride(0), x.shape[1], BLOCK_SIZE=BLOCK_SIZE)', '    return out', '',
 ].join('\n');
 
+/** A tiled matmul launched with small tiles, one warp and one stage (as a first version often is). */
 export const TRITON_MATMUL = `import torch
 import triton
 import triton.language as tl

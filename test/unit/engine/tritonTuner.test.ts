@@ -14,7 +14,7 @@ import { validateConfig } from '../../../src/remote/hostConfig';
 import { createOperators } from '../../../src/run/operatorRegistry';
 import type { Verdict } from '../../../src/contract/verdict';
 import { PythonLaunches } from './pythonLaunches';
-import { gridBest, LECTURE_GELU, matmulTime, ROW_MAX, outOfRegisters, outOfResources, sharedBytes, SHARED_LIMIT, TRITON_MATMUL, TritonLandscapeEvaluator, type LandscapeShape } from './tritonLandscape';
+import { gridBest, LECTURE_GELU, matmulTime, ROW_MAX, outOfRegisters, outOfResources, sharedBytes, SHARED_LIMIT, TILED_BRANCH, TILED_BRANCH_ONE_STATEMENT, TRITON_MATMUL, TritonLandscapeEvaluator, type LandscapeShape } from './tritonLandscape';
 
 const matmulSpec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/matmul.py', kernel: 'matmul_kernel' };
 const matmulShapes: LandscapeShape[] = [{ shape: { m: 2048, n: 2048, k: 2048 }, time: matmulTime }];
@@ -261,7 +261,7 @@ describe('shape-aware dispatch', () => {
 describe('a launcher with a branch for another device (Liger\'s SwiGLU: a tiled launch on Blackwell, the row launch elsewhere)', () => {
   const python = new PythonLaunches();
   afterAll(() => python.dispose());
-  const src = readFileSync(path.join(__dirname, 'fixtures', 'triton_tiled_branch.py'), 'utf8');
+  const src = TILED_BRANCH;
   // SwiGLU's published shapes (bf16 MLP rows); on this Hopper every one runs the row kernel
   const shapes = [{ rows: 2048, cols: 14336 }, { rows: 4096, cols: 18944 }, { rows: 777, cols: 11008 }, { rows: 8192, cols: 2816 }];
   const bestWarps = (s: Record<string, number>) => (s.cols >= 8192 ? 16 : 8);
@@ -295,8 +295,7 @@ describe('a launcher with a branch for another device (Liger\'s SwiGLU: a tiled 
     // one knob at both launches in the baseline; a tuned file writes a number at each, which read as a knob per
     // launch (they launch different kernels). Before, the drafts' children moved the row launch alone: children of
     // different drafts that differed only at the tiled launch, which never runs here, were each judged
-    const oneStatement = src.replace('        BLOCK_SIZE, num_warps = tile_settings(n_cols)\n', '')
-      .replace('    if use_tiles(n_cols):\n', '    BLOCK_SIZE, num_warps = row_settings(n_cols)\n    if use_tiles(n_cols):\n');
+    const oneStatement = TILED_BRANCH_ONE_STATEMENT;
     const evaluator = new LaunchEvaluator(python, oneStatement, shapes, call, time);
     const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/k.py', kernel: '_gated_kernel' };
     const run = new EvolutionRun({ runId: 'v', runDir: '/tmp/none', spec, baselineSource: oneStatement, operators: [new TuneOperator({ fileName: 'k.py' })],
