@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The verdict of a candidate whose kernel holds a Triton autotuner (the softmax example's kernel under
 # `@triton.autotune` over 1 and 4 warps, keyed on n_cols: the candidate of test_gpu_backends.py's autotuned test),
-# with the compiles side by side and without (KERNELEVOLVE_COMPILE_AHEAD=0): each verdict's status, message and
+# with the compiles side by side and without (KERNELEVOLVE_COMPILE_AHEAD=0): each verdict's status, reason, log and
 # stages in full (the H200's verdict on 2026-12-05 was a runtime error in the correctness stage, its message cut
 # off by the device tool's output). About 1 minute on one GPU.
 # Usage (by scripts/gpu/round.sh): bash scripts/gpu/parts/autotuned.sh RAWDIR
@@ -33,10 +33,9 @@ except (ValueError, IndexError, OSError) as e:
     print("no verdict:", e)
     raise SystemExit
 print("status:", v.get("status"))
-print("message:", v.get("message") or v.get("reason"))
-for k in ("error", "traceback", "detail", "log"):
-    if v.get(k):
-        print(f"{k}:", str(v[k])[-3000:])
+print("reason:", v.get("reason") or v.get("message"))  # a verdict's reason; a harness error's message
+if v.get("log"):  # the worker's trace and log, where the candidate raised
+    print("log:", str(v["log"])[-3000:])
 print("stages:", json.dumps(v.get("stages", {})))
 print("speedups:", [s.get("speedup") for s in v.get("shapes", [])])
 PY
