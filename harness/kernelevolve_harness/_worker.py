@@ -523,7 +523,10 @@ class CandidateWorker(Worker):
             self.set_bytes: Dict[int, int] = {}  # each shape's input/output set, measured on its first call
             self.returned_bytes: Dict[int, int] = {}
             self.correctness()
-            stats = self.backend.runtime_stats(self.kc, kernel)
+            try:  # what the compiler made of the kernel is read for the profile; a failed read fails no candidate
+                stats = self.backend.runtime_stats(self.kc, kernel)
+            except Exception as e:
+                stats = {"stats_error": f"{type(e).__name__}: {e}"}
             if self.backend.jit_compiles:
                 stats["baseline_compiled"] = self.baseline_compiled
             self.send("correct_done", compile=stats)

@@ -185,8 +185,9 @@ class TritonBackend(WorkerCaches, Backend):
     def runtime_stats(self, k: Any, kernel: str) -> Dict[str, Any]:
         """n_regs / n_spills / shared of the compiled kernel(s) in the JIT function's cache."""
         fn = getattr(k, kernel, None)
-        for _ in range(4):  # autotune/heuristics wrap the JITFunction in `.fn`; the JITFunction's own .fn is Python
-            if fn is None or hasattr(fn, "device_caches") or hasattr(fn, "cache"):
+        for _ in range(4):  # autotune/heuristics wrap the JITFunction in `.fn`; the JITFunction's own .fn is Python.
+            # An Autotuner has a `cache` too (its key -> chosen Config), so it is walked through, not read
+            if fn is None or hasattr(fn, "device_caches") or (hasattr(fn, "cache") and not hasattr(fn, "configs")):
                 break
             fn = getattr(fn, "fn", None)
         stats: Dict[str, Any] = {}
@@ -199,7 +200,8 @@ class TritonBackend(WorkerCaches, Backend):
                     compiled.extend(cache.values())
         elif isinstance(getattr(fn, "cache", None), dict):
             for per_dev in fn.cache.values():
-                compiled.extend(per_dev.values())
+                if isinstance(per_dev, dict):
+                    compiled.extend(per_dev.values())
         best = None
         for ck in compiled:
             try:
@@ -226,11 +228,9 @@ class TritonBackend(WorkerCaches, Backend):
         first calls so, against 42.0 s one compile after another (2026-12-05); on the H100 its 37.8 s one after
         another had held up a tune whose other candidates were judged in 21 s.
         Left as they are: a candidate with an autotuner among its module's names (the autotuner's timings pick the
-        configuration the checks and the timing use; on the H200 an autotuned softmax candidate's verdict was a
-        runtime error in the correctness stage, its cause not found, docs/benchmarks.md), and a launch inside an
-        autotuner's run anywhere. A kernel the pool missed (a launch that depended on an output the skipped
-        launches never wrote) is compiled by the checks, as before; where the calls fail with the compiles handed
-        over, they run again as they are. Without the hook (Triton before 3.4), or with
+        configuration the checks and the timing use), and a launch inside an autotuner's run anywhere. A kernel the
+        pool missed (a launch that depended on an output the skipped launches never wrote) is compiled by the checks,
+        as before; where the calls fail with the compiles handed over, they run again as they are. Without the hook (Triton before 3.4), or with
         KERNELEVOLVE_COMPILE_AHEAD=0, the calls run as they are. Returns the compiles done in the pool."""
         if os.environ.get("KERNELEVOLVE_COMPILE_AHEAD", "1") == "0":
             first_calls()
