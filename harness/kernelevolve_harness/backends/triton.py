@@ -230,8 +230,8 @@ class TritonBackend(WorkerCaches, Backend):
         Left as they are: a candidate with an autotuner among its module's names (the autotuner's timings pick the
         configuration the checks and the timing use), and a launch inside an autotuner's run anywhere. A kernel the
         pool missed (a launch that depended on an output the skipped launches never wrote) is compiled by the checks,
-        as before; where the calls fail with the compiles handed over, they run again as they are. Without the hook (Triton before 3.4), or with
-        KERNELEVOLVE_COMPILE_AHEAD=0, the calls run as they are. Returns the compiles done in the pool."""
+        as before; where the calls fail with the compiles handed over, they run again as they are. Without the hook
+        (Triton before 3.4), or with KERNELEVOLVE_COMPILE_AHEAD=0, the calls run as they are. Returns the compiles done in the pool."""
         if os.environ.get("KERNELEVOLVE_COMPILE_AHEAD", "1") == "0":
             first_calls()
             return 0
