@@ -23,8 +23,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// the folders a recorded kernel's spec may be in (scripts/<folder>/<kernel>/spec.py), as the GPU bench names them
-const SPEC_FOLDERS = ['heldout-kernels', 'public-kernels', 'gpu/tuner-kernels'];
+// the folders a recorded kernel's spec may be in (<folder>/<kernel>/spec.py), as the GPU bench names them
+const SPEC_FOLDERS = ['scripts/heldout-kernels', 'scripts/public-kernels', 'scripts/gpu/tuner-kernels', 'examples/triton'];
 // what Triton launches with where a launch leaves an option out (a knob value of 0)
 const TRITON_DEFAULTS = { warps: 4, stages: 3 };
 
@@ -149,8 +149,8 @@ console.log('| recorded grid | points | grid best | budget | tuner / grid (lowes
 console.log('|---|---:|---:|---:|---|---:|---:|---:|');
 for (const name of opts.names) {
   const kernel = name.split('.')[0];
-  const specPath = SPEC_FOLDERS.map((f) => path.join(ROOT, 'scripts', f, kernel, 'spec.py')).find((p) => fs.existsSync(p));
-  if (!specPath) throw new Error(`no spec for ${kernel} in scripts/{${SPEC_FOLDERS.join(',')}}/${kernel}/`);
+  const specPath = SPEC_FOLDERS.map((f) => path.join(ROOT, f, kernel, 'spec.py')).find((p) => fs.existsSync(p));
+  if (!specPath) throw new Error(`no spec for ${kernel} in {${SPEC_FOLDERS.join(',')}}/${kernel}/`);
   const specText = fs.readFileSync(specPath, 'utf8');
   const sourcePath = path.resolve(path.dirname(specPath), /^SOURCE\s*=\s*["'](.+?)["']/m.exec(specText)[1]);
   if (!fs.existsSync(sourcePath)) throw new Error(`${sourcePath} is missing: run bash scripts/external-kernels.sh first`);
