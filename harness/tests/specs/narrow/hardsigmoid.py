@@ -16,7 +16,9 @@ class Model:
 
 
 def get_inputs():
-    return [np.random.rand(batch_size, dim).astype(np.float32)]
+    # float32 in [0, 1) as torch.rand draws them: a float64 draw within 2**-25 of 1 would round to 1.0 in float32, so
+    # the draws are scaled to end at float32's largest value below 1
+    return [(np.random.rand(batch_size, dim) * (1 - 2.0 ** -24)).astype(np.float32)]
 
 
 def get_init_inputs():
