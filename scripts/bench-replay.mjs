@@ -66,8 +66,8 @@ class RecordedGrid {
     this.run = undefined; // the run it judges for (a table's rows name its candidates)
     this.random = engine.seededRandom(seed); // each order's evaluation times, reproducible
     this.lock = Promise.resolve();
-    this.outside = 0;
-    this.approximate = new Set(); // the candidates scored as a nearest grid point, not as themselves
+    this.outside = 0; // evaluations scored as a nearest grid point (a candidate read again counts again)
+    this.approximate = new Set(); // the candidates so scored
   }
 
   candidates() {

@@ -200,8 +200,7 @@ class TritonBackend(WorkerCaches, Backend):
                     compiled.extend(cache.values())
         elif isinstance(getattr(fn, "cache", None), dict):
             for per_dev in fn.cache.values():
-                if isinstance(per_dev, dict):
-                    compiled.extend(per_dev.values())
+                compiled.extend(per_dev.values())
         best = None
         for ck in compiled:
             try:
@@ -231,7 +230,8 @@ class TritonBackend(WorkerCaches, Backend):
         configuration the checks and the timing use), and a launch inside an autotuner's run anywhere. A kernel the
         pool missed (a launch that depended on an output the skipped launches never wrote) is compiled by the checks,
         as before; where the calls fail with the compiles handed over, they run again as they are. Without the hook
-        (Triton before 3.4), or with KERNELEVOLVE_COMPILE_AHEAD=0, the calls run as they are. Returns the compiles done in the pool."""
+        (Triton before 3.4), or with KERNELEVOLVE_COMPILE_AHEAD=0, the calls run as they are. Returns the compiles
+        done in the pool."""
         if os.environ.get("KERNELEVOLVE_COMPILE_AHEAD", "1") == "0":
             first_calls()
             return 0
