@@ -1,5 +1,4 @@
 """Honest candidates are judged ok, and faster ones show a speedup."""
-import pytest
 from conftest import EXAMPLES, NAIVE, Harness
 
 
@@ -76,8 +75,11 @@ def test_a_candidate_far_slower_stops_timing_once_that_is_sure(harness: Harness,
     assert off["status"] == "ok", off
     assert all(stop.startswith("ceiling") for s in off["shapes"] for stop in s["stops"]), off["shapes"]
     assert sum(s["samples"] for s in off["shapes"]) > sum(s["samples"] for s in v["shapes"])
+    # the same verdict, and figures of the same order: two runs of one launch on a loaded machine have read
+    # 1.6x apart (0.011x and 0.018x), so "the same order" is within a factor of 3, not a tight tolerance
     for a, b in zip(v["shapes"], off["shapes"]):
-        assert b["speedup"] == pytest.approx(a["speedup"], rel=0.5), (a, b)
+        assert b["interval"][1] < 0.5, (a, b)
+        assert 1 / 3 < b["speedup"] / a["speedup"] < 3, (a, b)
 
 
 def test_a_pass_far_below_stops_before_the_floor_and_keeps_its_spot_checks(harness: Harness, monkeypatch) -> None:
