@@ -106,6 +106,18 @@ MNG_FILES=(
   LICENSE
 )
 
+# modded-nanogpt's symmetric product C = A @ A.T (XXT, by @byronxu99; KellerJordan/modded-nanogpt, MIT), a later
+# commit than the cross-entropy above: one program an output tile above the diagonal, the tile stored twice (itself
+# and its mirror); its launcher picks the tiles per shape from "hardcoded configs based on H100 autotuning"
+# (K == 768: 128 x 128 x 64, else 64 x 128 x 128; 8 warps and 4 stages both). The kernel, its launcher and the
+# tile-to-program helper are cut out as published. Held out: chosen after the rule that a matmul's K tile is drafted
+# at the middle of its domain at most, and before any grid of it.
+MNG_XXT_COMMIT=f411b3d346aa52d3504324ca93c230fd84c6c07f
+MNG_XXT_FILES=(
+  triton_kernels.py
+  LICENSE
+)
+
 # A git directory holding COMMIT of REPO: the local mirror, or a bare repository under $DEST/.git-cache
 # filled by one shallow fetch from GitHub.
 git_dir() {
@@ -220,6 +232,8 @@ extract "$HV_REPO" "$HV_COMMIT" hv-triton-kernels "${HV_FILES[@]}"
 extract "$MNG_REPO" "$MNG_COMMIT" modded-nanogpt "${MNG_FILES[@]}"
 cut_out "$DEST/modded-nanogpt" triton_kernels.py softcapped_ce.py "$MNG_REPO" \
   fused_softcapped_entropy_fwd_kernel fused_softcapped_entropy_bwd_kernel FusedSoftcappedCrossEntropy
+extract "$MNG_REPO" "$MNG_XXT_COMMIT" modded-nanogpt-xxt "${MNG_XXT_FILES[@]}"
+cut_out "$DEST/modded-nanogpt-xxt" triton_kernels.py xxt.py "$MNG_REPO" _pid_to_block XXT_kernel XXT
 
 # packaging (Version) is imported by liger_kernel.ops.utils; a bare GPU box may lack it. This stand-in is found
 # only when the real one is missing (the specs put $DEST/fallback last on sys.path).
@@ -260,7 +274,7 @@ PY
 for f in "$DEST"/Liger-Kernel/src/liger_kernel/ops/*.py "$DEST"/unsloth/unsloth/kernels/*.py "$DEST"/cs336/*.py "$DEST"/nexxex/kernels/kernels_t/*.py \
          "$DEST"/batch-invariant-ops/batch_invariant_ops/*.py "$DEST"/vibetensor/vibe_kernels/common/*.py \
          "$DEST"/vibetensor/vibe_kernels/softmax/impl/*.py "$DEST"/hv-triton-kernels/kernels/*.py "$DEST"/hv-triton-kernels/utils/*.py \
-         "$DEST"/modded-nanogpt/*.py; do
+         "$DEST"/modded-nanogpt/*.py "$DEST"/modded-nanogpt-xxt/*.py; do
   python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f"
 done
-echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}, nexxex@${NEXXEX_COMMIT:0:10}, batch-invariant-ops@${TM_COMMIT:0:10}, vibetensor@${VT_COMMIT:0:10}, hv-triton-kernels@${HV_COMMIT:0:10}, modded-nanogpt@${MNG_COMMIT:0:10}"
+echo "public kernels in $DEST: Liger-Kernel@${LIGER_COMMIT:0:10} (${#LIGER_FILES[@]} files), unsloth@${UNSLOTH_COMMIT:0:10}, cs336@${CS336_COMMIT:0:10}, nexxex@${NEXXEX_COMMIT:0:10}, batch-invariant-ops@${TM_COMMIT:0:10}, vibetensor@${VT_COMMIT:0:10}, hv-triton-kernels@${HV_COMMIT:0:10}, modded-nanogpt@${MNG_COMMIT:0:10} and @${MNG_XXT_COMMIT:0:10}"

@@ -47,6 +47,9 @@ export interface Knob {
   lanes?: boolean;
   /** False for knobs the tuner leaves alone (a covering block: larger only wastes lanes). */
   searched?: boolean;
+  /** A computed knob's literal in the statement that assigns it last (`BLOCK_M, BLOCK_N, BLOCK_K = 64, 128, 128`
+   *  before the launch): where the search reckons its moves from. */
+  typical?: number;
 }
 
 /** `a % b == 0` must hold (from a static_assert in the file). */
@@ -104,6 +107,16 @@ export function domainOf(role: KnobRole, value: number, backend: 'triton' | 'nat
     default:
       return withValue(powersOfTwo(1, Math.max(1024, 4 * value)), value);
   }
+}
+
+/** A name's literal in a tuple assignment of literals (`BLOCK_M, BLOCK_N = 64, 128`: BLOCK_N's is 128). */
+function tupleLiteral(statement: string, name: string): { typical?: number } {
+  const m = /^([\w\s,]+?)\s*=\s*\(?([\d\s,]+?)\)?\s*$/.exec(statement.split('\n').pop()!.trim());
+  if (!m) return {};
+  const targets = m[1].split(',').map((t) => t.trim());
+  const values = m[2].split(',').map((v) => v.trim()).filter(Boolean);
+  const i = targets.indexOf(name);
+  return targets.length === values.length && i >= 0 && Number(values[i]) > 0 ? { typical: Number(values[i]) } : {};
 }
 
 function lineAt(src: string, offset: number): number {
@@ -298,6 +311,7 @@ class PythonKnobs {
             role,
             scope: site.launcher?.name,
             origin: a?.statement ?? kw.value,
+            ...(name && a?.tuple ? tupleLiteral(a.statement, name) : {}),
             ...(covers ? { guard: 'covers' as const, searched: false } : {}),
           });
           tagged.push([kw.start, kw.name]);
@@ -347,7 +361,11 @@ class PythonKnobs {
     for (const k of this.c.knobs) {
       if (k.role !== 'block' || !k.kernels?.length || k.guard) continue;
       const texts = k.kernels.map((n) => bodies.get(n) ?? '');
-      if (texts.some((b) => /\bdot\s*\(/.test(b))) continue;
+      if (texts.some((b) => /\bdot\s*\(/.test(b))) {
+        // a computed tile of a matmul stops where a literal one does: a 512-wide tile's accumulator fills no SM
+        if (!k.value) k.domain = withValue(powersOfTwo(16, Math.max(256, k.typical ?? 0)), k.typical ?? 16);
+        continue;
+      }
       if (!k.param || !kernelUse(this.src, this.masked, k.kernels, k.param).arange) continue;
       const values = powersOfTwo(Math.min(16, k.value || 16), Math.max(8192, 4 * k.value));
       k.domain = k.value ? withValue(values, k.value) : values;

@@ -215,13 +215,45 @@ export function kernelUse(src: string, masked: string, kernels: string[], name: 
   const bodies = functions.filter((f) => kernels.includes(f.name)).map((f) => masked.slice(f.start, f.end));
   if (!bodies.length) return { use: 'other', arange: false, loops: false };
   const arange = new RegExp(String.raw`\barange\(\s*0\s*,\s*${name}\s*\)`);
-  const loopStep = new RegExp(String.raw`\brange\([^()]*(?:\([^()]*\)[^()]*)*,\s*${name}\s*[,)]|\+=\s*${name}\b`);
-  const tiled = new RegExp(String.raw`\*\s*${name}\b|\b${name}\s*\*`);
   const loops = bodies.some((b) => /\bfor\b[^\n]*\brange\(|\bwhile\b/.test(b));
   const usesArange = bodies.some((b) => arange.test(b));
   if (!usesArange) return { use: 'other', arange: false, loops };
-  if (bodies.some((b) => loopStep.test(b) || tiled.test(b))) return { use: 'tiles', arange: true, loops };
+  // programs may be tiled by it in a helper the kernel calls (`m_idx = pid_m * BLOCK_M` in a `_pid_to_block`)
+  const uses = kernels.flatMap((k) => passedTo(masked, functions, k, name, 3));
+  if (uses.some(([b, n]) => steps(n).test(b))) return { use: 'tiles', arange: true, loops };
   return { use: 'covers', arange: true, loops };
+}
+
+/** Programs or a loop stepping by `name`: `range(0, n, NAME)`, `+= NAME`, `pid * NAME`. */
+const steps = (name: string) =>
+  new RegExp(String.raw`\brange\([^()]*(?:\([^()]*\)[^()]*)*,\s*${name}\s*[,)]|\+=\s*${name}\b|\*\s*${name}\b|\b${name}\s*\*`);
+
+/**
+ * The masked body of function `fn` with `name`, and of each function of the file it passes `name` to (by position
+ * or keyword: `_pid_to_block(pid, M, BLOCK_M)`) with the name of that function's parameter there, `depth` calls deep.
+ */
+function passedTo(masked: string, functions: readonly FunctionSpan[], fn: string, name: string, depth: number): Array<[string, string]> {
+  const f = functions.find((x) => x.name === fn);
+  if (!f) return [];
+  const body = masked.slice(f.start, f.end);
+  const out: Array<[string, string]> = [[body, name]];
+  if (depth === 0) return out;
+  for (const callee of functions) {
+    if (callee === f) continue;
+    const def = new RegExp(String.raw`\bdef\s+${callee.name}\s*\(`).exec(masked.slice(callee.start, callee.end));
+    if (!def) continue;
+    const open = callee.start + def.index + def[0].length - 1;
+    const params = callArguments(masked, open, matchBracket(masked, open)).map((p) => /^\*{0,2}([A-Za-z_]\w*)/.exec(p.value)?.[1] ?? '');
+    for (const call of body.matchAll(new RegExp(String.raw`(?<![\w.])${callee.name}\s*\(`, 'g'))) {
+      const at = f.start + call.index! + call[0].length - 1;
+      for (const [i, a] of callArguments(masked, at, matchBracket(masked, at)).entries()) {
+        const kw = /^([A-Za-z_]\w*)\s*=(?!=)\s*([\s\S]+)$/.exec(a.value);
+        const param = kw ? kw[1] : params[i];
+        if (param && (kw ? kw[2] : a.value).trim() === name) out.push(...passedTo(masked, functions, callee.name, param, depth - 1));
+      }
+    }
+  }
+  return out;
 }
 
 /** The kernels a launch may run: the named function, or the functions a variable is assigned from (`fx = a if g else b`). */

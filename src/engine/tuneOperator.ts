@@ -95,8 +95,8 @@ function outputTile(blocks: readonly Knob[]): { m: Knob; n: Knob } | undefined {
 function position(k: Knob, v: number): number {
   const i = k.domain.indexOf(v);
   if (i >= 0 || v !== 0) return i;
-  const typical = k.role === 'warps' ? 4 : k.role === 'stages' ? 3 : k.role === 'group' ? 8
-    : Number(/min\(\s*(\d+)/.exec(k.origin ?? k.expression ?? '')?.[1] ?? 1024);
+  const typical = k.typical ?? (k.role === 'warps' ? 4 : k.role === 'stages' ? 3 : k.role === 'group' ? 8
+    : Number(/min\(\s*(\d+)/.exec(k.origin ?? k.expression ?? '')?.[1] ?? 1024));
   return k.domain.reduce((best, d, j) => (Math.abs(Math.log2(d / typical)) < Math.abs(Math.log2(k.domain[best] / typical)) ? j : best), 0);
 }
 
@@ -395,7 +395,10 @@ export class TuneOperator implements Operator {
       ...set,
       knobs: set.knobs.map((k) => {
         const b = base.get(k.name);
-        return b ? { ...k, domain: [...new Set([...b.domain, k.value])].sort((x, y) => x - y) } : k;
+        // a computed knob whose statement writes a literal (`BLOCK_M, BLOCK_N = 64, 128`) stands at that literal:
+        // "as computed" (0) is not a step below its domain's least value
+        const own = k.value === 0 && b?.typical !== undefined ? [] : [k.value];
+        return b ? { ...k, typical: b.typical, domain: [...new Set([...b.domain, ...own])].sort((x, y) => x - y) } : k;
       }),
     };
   }
@@ -442,7 +445,13 @@ export class TuneOperator implements Operator {
     const moves = quantiles.map((q) => {
       const move: Move = {};
       for (const k of targets) {
-        const idx = Math.round(q * (k.domain.length - 1));
+        let idx = Math.round(q * (k.domain.length - 1));
+        // a matmul's reduction tile (its K) is how deep each step of the loop over K reads, not a share of the
+        // output: published launches keep it at 32-64 while their output tiles range over 64-256 (Triton's matmul
+        // tutorial, the GEMMs of VibeTensor and of other public kernels), and a K tile grown with a 128 x 128 tile
+        // quadruples what each pipeline stage holds in shared memory. It is drafted at the middle of its domain at
+        // most (64 of Triton's 16-256); refinements may still move it up
+        if (tile && k !== tile.m && k !== tile.n) idx = Math.min(idx, Math.floor((k.domain.length - 1) / 2));
         move[k.name] = idx - position(k, current[k.name]);
       }
       // the mean step of the blocks the threads share (those the kernel takes an arange of, or whose use is not

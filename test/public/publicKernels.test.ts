@@ -89,7 +89,7 @@ describe('public Triton kernels (specs outside the repository)', () => {
     });
   }
 
-  it("the held-out kernels' searched knobs: the GELU's literal block and its warps, the one-block softmax's warps alone, the looping softmaxes' block, warps and stages, the matmul's tiles", async () => {
+  it("the held-out kernels' searched knobs: the GELU's literal block and its warps, the one-block softmax's warps alone, the looping softmaxes' block, warps and stages, the matmuls' tiles", async () => {
     const searched = async (name: string) => {
       const spec = await loadSpec(path.join(HELDOUT_DIR, name, 'spec.py'));
       const set = searchableKnobs(detectKnobs(fs.readFileSync(spec.sourcePath, 'utf8'), spec.sourcePath), spec.kernel);
@@ -111,5 +111,8 @@ describe('public Triton kernels (specs outside the repository)', () => {
     expect(await searched('mng_softcapped_ce')).toEqual(['BLOCK_SIZE=1024', 'num_stages=4', 'num_warps=8']);
     // tiles from the launcher's parameter defaults, passed by position; the stages left to Triton (0: as launched)
     expect(await searched('nexxex_matmul')).toEqual(['BLOCK_K=32', 'BLOCK_M=128', 'BLOCK_N=128', 'num_stages=0', 'num_warps=4']);
+    // tiles, warps and stages picked per shape by tuple assignments of literals (computed: 0), the tiles stepped by in a
+    // helper the kernel calls; its grouping of programs a literal at the launch
+    expect(await searched('mng_xxt')).toEqual(['BLOCK_SIZE_K=0', 'BLOCK_SIZE_M=0', 'BLOCK_SIZE_N=0', 'GROUP_SIZE_M=8', 'num_stages=0', 'num_warps=0']);
   });
 });

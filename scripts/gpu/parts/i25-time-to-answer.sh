@@ -16,8 +16,8 @@
 #           no shape's reachable below the tuner's there). Goal: >= 90%.
 #  grid     the tuner against the uniform grid on a matmul launched with 16x16x16 tiles, the softmax example and a
 #           quick GELU launched with 128-element blocks (part i16-tuner's grids), and on request (GRID_KERNELS) a
-#           held-out public GELU, matmul, two log-softmaxes, a softmax and a cross-entropy (scripts/heldout-kernels:
-#           cs336_gelu, nexxex_matmul, tm_log_softmax, vibetensor_softmax, hv_log_softmax, mng_softcapped_ce), budget
+#           held-out public GELU, two matmuls, two log-softmaxes, a softmax and a cross-entropy (scripts/heldout-kernels:
+#           cs336_gelu, nexxex_matmul, mng_xxt, tm_log_softmax, vibetensor_softmax, hv_log_softmax, mng_softcapped_ce), budget
 #           20% of the grid's points,
 #           without the knowledge base's starts: the Hopper starts are earlier H200 grids' winners (a start copied
 #           from the answer proves nothing). Goal: >= 98% of the grid's best.
@@ -231,7 +231,15 @@ if has grid; then
       # block drafts, the refunds of moot candidates, warps to 32) and before any grid of it
       mng_softcapped_ce) bench grid mng_softcapped_ce "${MNG_TIMEOUT:-360}" scripts/heldout-kernels/mng_softcapped_ce/spec.py --budget-fraction 0.2 \
         --axis BLOCK_SIZE=256,512,1024,2048,4096,8192 --axis num_warps=2,4,8,16,32 --axis num_stages=1,2,4 ;;
-      *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu, cs336_gelu, nexxex_matmul, tm_log_softmax, vibetensor_softmax, hv_log_softmax, mng_softcapped_ce)" ;;
+      # held out: modded-nanogpt's symmetric product A @ A.T on stacks of bf16 matrices, its tiles, warps and stages
+      # picked per shape by its launcher (H100-tuned: 128 x 128 x 64 where K is 768, else 64 x 128 x 128, on 8 warps
+      # and 4 stages), searched as one launch for every shape: 108 points (its grouping of programs kept at 8).
+      # Chosen after the rule that a matmul's K tile is drafted at the middle of its domain at most (written after
+      # matmul_small's grid) and before any grid of it
+      mng_xxt) bench grid mng_xxt "${XXT_TIMEOUT:-240}" scripts/heldout-kernels/mng_xxt/spec.py --budget-fraction 0.2 \
+        --axis BLOCK_SIZE_M=64,128,256 --axis BLOCK_SIZE_N=64,128,256 --axis BLOCK_SIZE_K=32,64,128 --axis GROUP_SIZE_M=8 \
+        --axis num_warps=4,8 --axis num_stages=3,4 ;;
+      *) echo "grid: no kernel $k (matmul_small, softmax, quick_gelu, cs336_gelu, nexxex_matmul, tm_log_softmax, vibetensor_softmax, hv_log_softmax, mng_softcapped_ce, mng_xxt)" ;;
     esac
   done
 fi

@@ -302,3 +302,29 @@ describe('meta-parameters passed by position, from the launcher\'s own parameter
     expect(pythonSyntaxError(out)).toBeUndefined();
   });
 });
+
+describe('a matmul whose launcher picks its tiles per shape from tuple assignments of literals', () => {
+  const src = fixture('triton_gram_per_shape.py');
+  const set = searchableKnobs(detectKnobs(src, 'gram.py'), 'gram_kernel');
+
+  it('searches the tiles the kernel steps its programs by in a helper it calls (by position and by keyword), not as blocks that must cover a row', () => {
+    expect(set.knobs.map((k) => k.name)).toEqual(['BM', 'BN', 'BK', 'num_warps', 'num_stages']);
+    for (const name of ['BM', 'BN']) expect(find(set.knobs, name)).toMatchObject({ kind: 'triton-computed', value: 0 });
+    expect(find(set.knobs, 'BM').guard).toBeUndefined();
+    expect(find(set.knobs, 'BN').guard).toBeUndefined();
+  });
+
+  it("reckons each from the literal of the statement that assigns it last, over a matmul tile's domain (16-256)", () => {
+    expect(set.knobs.map((k) => [k.name, k.typical])).toEqual([['BM', 64], ['BN', 128], ['BK', 128], ['num_warps', 4], ['num_stages', 4]]);
+    for (const name of ['BM', 'BN', 'BK']) expect(find(set.knobs, name).domain).toEqual([16, 32, 64, 128, 256]);
+  });
+
+  it('writes one launch for every shape, and the grid follows its tiles', () => {
+    const out = applyKnobs(src, set, { BM: 256, BN: 64, BK: 32, num_warps: 8, num_stages: 3 });
+    expect(out).toContain('    grid = (batch * triton.cdiv(rows, 256) * triton.cdiv(rows, 64),)\n');
+    expect(out).toContain('gram_kernel[grid](x, g, rows, depth, BM=256, BN=64, BK=32, num_stages=3, num_warps=8)');
+    // the launcher's branches are left as written
+    expect(out).toContain('        BM, BN, BK = 64, 128, 128\n');
+    expect(pythonSyntaxError(out)).toBeUndefined();
+  });
+});

@@ -97,11 +97,15 @@ describe('joint moves and hardware-informed starts (Triton matmul from 16x16x16 
     for (const v of drafts) {
       expect(v.num_warps).toBe(Math.min(16, Math.max(1, (v.BLOCK_M * v.BLOCK_N) / 2048)));
       expect(v.num_stages).toBe(3); // the original's one stage leaves the loop over K without a pipeline
+      // the K tile follows the output tile up to the middle of its domain (16-256) and no further
+      expect(v.BLOCK_K).toBe(Math.min(64, v.BLOCK_M));
     }
+    expect(drafts.some((v) => v.BLOCK_M > 64)).toBe(true);
     expect(evaluator.jobs.length - 1).toBeLessThanOrEqual(budget);
-    // the best draft (128 x 128 x 128 on 8 warps, 68% of the grid's best): the grid's best wants a 64-deep K tile,
-    // which the refinements reach after 20% of the grid (next test) now that the landscape refuses what ptxas does
-    expect(summary.best!.speedup / small.best).toBeGreaterThanOrEqual(0.65);
+    // 92% of this landscape's grid best; before the K tile was held at 64, the best draft was 128 x 128 x 128 on 8
+    // warps, 68% (the GPU read 82% on the same grid). The rule was written after that grid: this checks the rule, not
+    // its generality (a held-out matmul's grid does)
+    expect(summary.best!.speedup / small.best).toBeGreaterThanOrEqual(0.9);
   });
 
   it('on an NVIDIA GPU proposes no tile whose accumulator the registers cannot hold, before any verdict says so', async () => {
@@ -444,5 +448,24 @@ describe('bracketing', () => {
     expect(bracketing([{ B: -1 }, { B: -3 }, { B: -4 }, { B: 2 }], [block], 3)).toEqual([{ B: -1 }, { B: -3 }, { B: 2 }]);
     // no sound probe on the other side: the probes stay as they were
     expect(bracketing([{ B: 2 }, { B: 3 }, { B: -2 }], [block], 2, (m) => m.B! > 0)).toEqual([{ B: 2 }, { B: 3 }]);
+  });
+});
+
+describe('a matmul whose launcher picks its tiles per shape from literals (tiles 64 x 128 x 128, 4 warps, 4 stages as the search reckons them)', () => {
+  const gram = readFileSync(path.join(__dirname, 'fixtures', 'triton_gram_per_shape.py'), 'utf8');
+  const spec: KernelSpec = { specPath: '/x/spec.py', backend: 'triton', sourcePath: '/x/gram.py', kernel: 'gram_kernel' };
+  // values a computed knob keeps (0) are the launcher's literals of the larger shape's branch
+  const as = (v: KnobValues) => ({ BM: v.BM || 64, BN: v.BN || 128, BK: v.BK || 128, num_warps: v.num_warps || 4, num_stages: v.num_stages || 4 });
+  const time = (v: KnobValues) => matmulTime({ ...as(v), BLOCK_M: as(v).BM, BLOCK_N: as(v).BN, BLOCK_K: as(v).BK });
+
+  it('drafts its output tile across the domain from the literals, with the K tile at most 64 and the warps the tile wants', async () => {
+    const evaluator = new TritonLandscapeEvaluator(gram, [{ shape: { batch: 4, rows: 768, depth: 3072 }, time }], () => undefined);
+    const run = new EvolutionRun({ runId: 'x', runDir: '/tmp/none', spec, baselineSource: gram, operators: [new TuneOperator({ fileName: 'gram.py', knowledgeDir: null })],
+      evaluator, policy: new GreedyPolicy(), limits: { budget: 6 }, confirmTop: 0 });
+    await run.run();
+    const drafts = run.candidates.filter((c) => c.mode === 'draft').map((c) => as(evaluator.jobs.find((j) => j.id === c.id)!.values));
+    // the middle and a sixth in from either end of 16-256 (one end is the written 64 x 128 tile's neighbour)
+    expect(drafts.map((v) => [v.BM, v.BN, v.BK])).toEqual([[64, 64, 64], [32, 32, 32], [128, 128, 64]]);
+    for (const v of drafts) expect(v.num_warps).toBe(Math.max(1, (v.BM * v.BN) / 2048));
   });
 });
