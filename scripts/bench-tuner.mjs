@@ -259,10 +259,16 @@ async function benchOne(specPath, opts, knobs, tmp) {
       const { stdout } = await exec('node', args, { maxBuffer: 1 << 24 });
       tuner = JSON.parse(stdout);
     } catch (e) {
-      tuner = JSON.parse(e.stdout);
+      try {
+        tuner = JSON.parse(e.stdout);
+      } catch {
+        throw new Error(`${name}: the tuner's run failed without its JSON: ${String(e.stderr ?? e).trim().split('\n').slice(-3).join(' / ')}`);
+      }
     }
     tunerS = (Date.now() - t0) / 1000;
   }
+  // a run that judged nothing (a baseline that cannot load, no GPU) has no grid to be compared with: say why
+  if (!tuner?.best) throw new Error(`${name}: the tuner's run (${runDir}) ended without a best: ${tuner?.error?.message ?? tuner?.reason ?? 'no JSON from the CLI'}`);
   const verdicts = fs.readFileSync(path.join(runDir, 'verdicts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   // the tuner's evaluations: its candidates judged (the baseline aside); those stopped as moot (speculation.ts) are
   // counted beside them, never as evaluations of the search's budget
