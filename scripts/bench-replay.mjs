@@ -128,13 +128,14 @@ class RecordedGrid {
 /** A spec shape as a table's row names it (tuneOperator.ts): `{rows=4096, cols=4096}`. */
 const shapeText = (s) => `{${Object.entries(s).map(([k, v]) => `${k}=${v}`).join(', ')}}`;
 
-function loadGrid(file) {
+/** A recorded grid; `written`: the literal a computed knob's launcher writes (its `typical`), for its value 0. */
+function loadGrid(file, written = {}) {
   const rows = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.status === 'ok' && r.shapes);
   const axes = Object.keys(rows[0].values);
   const keys = rows[0].shapes.map((s) => s.key);
   const baseline = Object.fromEntries(keys.map((k) => [k, median(rows.map((r) => r.shapes.find((s) => s.key === k).baseline_ms))]));
   const score = (r) => Math.exp(r.shapes.reduce((a, s) => a + Math.log(baseline[s.key] / s.candidate_ms), 0) / r.shapes.length);
-  const effective = (name, v) => (v !== 0 ? v : /warps/i.test(name) ? TRITON_DEFAULTS.warps : /stages/i.test(name) ? TRITON_DEFAULTS.stages : v);
+  const effective = (name, v) => (v !== 0 ? v : written[name] ?? (/warps/i.test(name) ? TRITON_DEFAULTS.warps : /stages/i.test(name) ? TRITON_DEFAULTS.stages : v));
   const nearest = (values, base) => {
     let best;
     let distance = Infinity;
@@ -162,7 +163,9 @@ for (const name of opts.names) {
   const sourcePath = path.resolve(path.dirname(specPath), /^SOURCE\s*=\s*["'](.+?)["']/m.exec(specText)[1]);
   if (!fs.existsSync(sourcePath)) throw new Error(`${sourcePath} is missing: run bash scripts/external-kernels.sh first`);
   const source = fs.readFileSync(sourcePath, 'utf8');
-  const grid = loadGrid(path.join(opts.recorded, `${name}.jsonl`));
+  // a computed knob assigned a literal before the launch (XXT's tiles, warps and stages) stands at that literal
+  const written = Object.fromEntries(engine.detectKnobs(source, 'python').knobs.filter((k) => k.typical).map((k) => [k.name, k.typical]));
+  const grid = loadGrid(path.join(opts.recorded, `${name}.jsonl`), written);
   const budget = Math.max(1, Math.floor(opts.fraction * grid.rows.length));
   const baselineValues = engine.knobValues(engine.detectKnobs(source, 'python'));
   const spec = { specPath, backend: 'triton', sourcePath, kernel: /^KERNEL\s*=\s*["'](.+?)["']/m.exec(specText)[1] };
