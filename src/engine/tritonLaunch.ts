@@ -267,7 +267,9 @@ export function launchedKernels(src: string, masked: string, site: LaunchSite): 
 
 /**
  * The launcher's integer shape values in scope at a launch: names assigned from a tensor's `.shape` (tuple
- * targets, `x.shape[i]`, `x.size(i)`, `x.numel()`), in order of assignment; a starred target is skipped.
+ * targets of `x.shape` or of a slice of it, `M, K = x.shape[-2:]`; `x.shape[i]`, `x.size(i)`, `x.numel()`, alone
+ * or as the first branch of a conditional, `b = x.size(0) if x.ndim == 3 else 1`), in order of assignment; a
+ * starred target is skipped.
  */
 export function shapeVariables(masked: string, launcher: FunctionSpan, before: number): string[] {
   const text = masked.slice(launcher.start, before);
@@ -278,8 +280,9 @@ export function shapeVariables(masked: string, launcher: FunctionSpan, before: n
   for (const m of text.matchAll(/^[ \t]*([A-Za-z_*][\w, *]*?)\s*(?::\s*int\s*)?=\s*([^\n]+)$/gm)) {
     const targets = m[1].split(',').map((t) => t.trim()).filter(Boolean);
     const rhs = m[2].trim();
-    if (/\.shape\s*$/.test(rhs) && targets.length > 1) targets.filter((t) => !t.startsWith('*') && /^[A-Za-z_]\w*$/.test(t)).forEach(add);
-    else if (targets.length === 1 && /^[A-Za-z_]\w*$/.test(targets[0]) && /\.shape\s*\[\s*-?\d+\s*\]\s*$|\.size\(\s*-?\d+\s*\)\s*$|\.numel\(\s*\)\s*$/.test(rhs)) add(targets[0]);
+    if (/\.shape\s*(?:\[\s*-?\d*\s*:\s*-?\d*\s*\]\s*)?$/.test(rhs) && targets.length > 1) targets.filter((t) => !t.startsWith('*') && /^[A-Za-z_]\w*$/.test(t)).forEach(add);
+    else if (targets.length === 1 && /^[A-Za-z_]\w*$/.test(targets[0])
+      && /(?:\.shape\s*\[\s*-?\d+\s*\]|\.size\(\s*-?\d+\s*\)|\.numel\(\s*\))\s*(?:\bif\b[^\n]*\belse\b[^\n]*)?$/.test(rhs)) add(targets[0]);
   }
   return out;
 }

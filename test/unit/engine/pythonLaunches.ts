@@ -29,6 +29,11 @@ class Tensor:
         for d in self.shape:
             n *= d
         return n
+    def size(self, i=None):
+        return self.shape if i is None else self.shape[i]
+    @property
+    def ndim(self):
+        return len(self.shape)
 def empty_like(x):
     return Tensor(x.shape)
 def empty(*shape, **kw):

@@ -225,7 +225,36 @@ candidate.softmax(Tensor((257, 16384)))`);
     expect(r.source).toMatch(/mask=cols < n_cols\)\n\n\n# Launch parameters of softmax\(\)[^]*\n}\n$/);
   });
 
+  it('keys on a slice of the shape (`rows, depth = x.shape[-2:]`) and a size read under a condition, as batched launchers write them', () => {
+    const batched = [
+      'import triton', 'import triton.language as tl', '',
+      'def gram(x, g):', '    rows, depth = x.shape[-2:]', '    batch = x.size(0) if x.ndim == 3 else 1', '    BM, BN = 64, 128',
+      '    grid = (batch * triton.cdiv(rows, BM) * triton.cdiv(rows, BN),)',
+      '    gram_kernel[grid](x, g, rows, depth, BM=BM, BN=BN, num_warps=4)', '    return g', '',
+      '@triton.jit', 'def gram_kernel(x_ptr, g_ptr, rows, depth, BM: tl.constexpr, BN: tl.constexpr):',
+      '    r = tl.program_id(0) * BM + tl.arange(0, BM)', '    c = tl.program_id(1) * BN + tl.arange(0, BN)',
+      '    tl.store(g_ptr + r[:, None] * rows + c[None, :], tl.load(x_ptr + r[:, None] * depth), mask=r[:, None] < rows)', '',
+    ].join('\n');
+    const r = writeDispatch(batched, detectKnobs(batched, 'k.py'), [
+      { shape: { b: 4, rows: 768, depth: 3072 }, values: { BM: 128, num_warps: 8 } },
+      { shape: { b: 3, rows: 1000, depth: 1537 }, values: { BN: 64 } },
+    ]);
+    if ('error' in r) throw new Error(r.error);
+    expect(r.tables[0].keyNames).toEqual(['rows', 'depth']);
+    const got = launches(r.source, `
+g = Tensor((1,))
+candidate.gram(Tensor((4, 768, 3072)), g)
+candidate.gram(Tensor((3, 1000, 1537)), g)
+candidate.gram(Tensor((768, 3072)), g)
+candidate.gram(Tensor((2, 768, 768)), g)`);
+    // a listed shape gets its row (a 2-D input of the same sizes too), any other the launcher's own
+    expect(got.map((l) => [l.BM, l.BN, l.num_warps])).toEqual([[128, 128, 8], [64, 64, 4], [128, 128, 8], [64, 128, 4]]);
+    // and the grid follows the tiles: 4 matrices of 6 x 6 tiles of 128 x 128 for the first
+    expect(got[0].grid).toEqual([4 * 6 * 6]);
+  });
+
   it('says why when the spec\'s shapes do not match the launcher\'s variables, or a knob lives outside a launcher', () => {
+
     const r = writeDispatch(src, set, [{ shape: { batch: 8, heads: 32, hidden: 4096 }, values: { num_warps: 8 } }]);
     expect(r).toEqual({ error: expect.stringMatching(/scale_rows\(\) has no shape variable that matches the spec's shapes \(batch, heads, hidden\); found n_rows, n_cols/) });
     const mod = 'import triton\nBLOCK_SIZE = 256\n\n@triton.jit\ndef k(x, BLOCK_SIZE: tl.constexpr):\n    pass\n\ndef run(x):\n    n = x.numel()\n    k[(triton.cdiv(n, BLOCK_SIZE),)](x, BLOCK_SIZE=BLOCK_SIZE)\n';
