@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { detectKnobs, searchableKnobs } from '../../src/engine/knobs';
+import { writeDispatch } from '../../src/engine/tunedDispatch';
 import { loadSpec } from '../../src/engine/spec';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -114,5 +115,18 @@ describe('public Triton kernels (specs outside the repository)', () => {
     // tiles, warps and stages picked per shape by tuple assignments of literals (computed: 0), the tiles stepped by in a
     // helper the kernel calls; its grouping of programs a literal at the launch
     expect(await searched('mng_xxt')).toEqual(['BLOCK_SIZE_K=0', 'BLOCK_SIZE_M=0', 'BLOCK_SIZE_N=0', 'GROUP_SIZE_M=8', 'num_stages=0', 'num_warps=0']);
+  });
+
+  it("a per-shape table can be written for the held-out XXT, keyed on its launcher's (M, K), which tell its spec's shapes apart", async () => {
+    const spec = await loadSpec(path.join(HELDOUT_DIR, 'mng_xxt', 'spec.py'));
+    const source = fs.readFileSync(spec.sourcePath, 'utf8');
+    const shapes = pythonFacts(path.join(HELDOUT_DIR, 'mng_xxt', 'spec.py')).shapes;
+    const r = writeDispatch(source, detectKnobs(source, spec.sourcePath), shapes.map((shape, i) => ({
+      shape, values: { BLOCK_SIZE_M: [64, 128, 256][i % 3], BLOCK_SIZE_N: 128, BLOCK_SIZE_K: 64, num_warps: 8, num_stages: 3 },
+    })));
+    if ('error' in r) throw new Error(r.error);
+    expect(r.tables[0].keyNames).toEqual(['M', 'K']);
+    expect(r.tables[0].rows).toHaveLength(shapes.length);
+    execFileSync('python3', ['-c', 'import ast, sys; ast.parse(sys.stdin.read())'], { input: r.source });
   });
 });
