@@ -354,16 +354,16 @@ class PythonKnobs {
 
   /**
    * A block that is the length of a 1-D vector (no tl.dot in the kernels it sizes) may go far beyond the
-   * 256 a matmul tile stops at: elementwise and row kernels like 1024-8192 elements per program.
+   * 256 a matmul tile stops at: elementwise and row kernels like 1024-8192 elements per program. A computed tile
+   * of a matmul gets a literal tile's 16-256 (with its written literal) instead of a computed block's 16-4096.
    */
-  widenVectorBlocks(): void {
+  fitBlockDomains(): void {
     const bodies = new Map(listFunctions(this.src, 'python').map((f) => [f.name, this.masked.slice(f.start, f.end)]));
     for (const k of this.c.knobs) {
       if (k.role !== 'block' || !k.kernels?.length || k.guard) continue;
       const texts = k.kernels.map((n) => bodies.get(n) ?? '');
       if (texts.some((b) => /\bdot\s*\(/.test(b))) {
-        // a computed tile of a matmul stops where a literal one does: a 512-wide tile's accumulator fills no SM
-        if (!k.value) k.domain = withValue(powersOfTwo(16, Math.max(256, k.typical ?? 0)), k.typical ?? 16);
+        if (!k.value) k.domain = k.typical ? withValue(powersOfTwo(16, Math.max(256, k.typical)), k.typical) : powersOfTwo(16, 256);
         continue;
       }
       if (!k.param || !kernelUse(this.src, this.masked, k.kernels, k.param).arange) continue;
@@ -529,7 +529,7 @@ function indexAll(text: string, needle: string, start: number, end: number): num
 function detectPython(src: string): KnobSet {
   const p = new PythonKnobs(src);
   p.launches();
-  p.widenVectorBlocks();
+  p.fitBlockDomains();
   p.autotuneConfigs();
   p.configLoops();
   p.heuristics();

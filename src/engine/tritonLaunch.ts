@@ -239,12 +239,13 @@ function passedTo(masked: string, functions: readonly FunctionSpan[], fn: string
   const out: Array<[string, string]> = [[body, name]];
   if (depth === 0) return out;
   for (const callee of functions) {
-    if (callee === f) continue;
-    const def = new RegExp(String.raw`\bdef\s+${callee.name}\s*\(`).exec(masked.slice(callee.start, callee.end));
+    if (callee === f || !body.includes(callee.name)) continue;
+    const calls = [...body.matchAll(new RegExp(String.raw`(?<![\w.])${callee.name}\s*\(`, 'g'))];
+    const def = calls.length ? new RegExp(String.raw`\bdef\s+${callee.name}\s*\(`).exec(masked.slice(callee.start, callee.end)) : null;
     if (!def) continue;
     const open = callee.start + def.index + def[0].length - 1;
     const params = callArguments(masked, open, matchBracket(masked, open)).map((p) => /^\*{0,2}([A-Za-z_]\w*)/.exec(p.value)?.[1] ?? '');
-    for (const call of body.matchAll(new RegExp(String.raw`(?<![\w.])${callee.name}\s*\(`, 'g'))) {
+    for (const call of calls) {
       const at = f.start + call.index! + call[0].length - 1;
       for (const [i, a] of callArguments(masked, at, matchBracket(masked, at)).entries()) {
         const kw = /^([A-Za-z_]\w*)\s*=(?!=)\s*([\s\S]+)$/.exec(a.value);

@@ -447,8 +447,9 @@ export class TuneOperator implements Operator {
       for (const k of targets) {
         let idx = Math.round(q * (k.domain.length - 1));
         // a matmul's reduction tile (its K) is how deep each step of the loop over K reads, not a share of the
-        // output: published launches keep it at 32-64 while their output tiles range over 64-256 (Triton's matmul
-        // tutorial, the GEMMs of VibeTensor and of other public kernels), and a K tile grown with a 128 x 128 tile
+        // output: on 16-bit operands published launches mostly keep it at 32-64 while their output tiles range over
+        // 64-256 (the fp16 configurations of Triton's matmul tutorial, VibeTensor's GEMM; 128 in the tutorial's fp8
+        // ones and in one of modded-nanogpt's H100-tuned XXT launches), and a K tile grown with a 128 x 128 tile
         // quadruples what each pipeline stage holds in shared memory. It is drafted at the middle of its domain at
         // most (64 of Triton's 16-256); refinements may still move it up
         if (tile && k !== tile.m && k !== tile.n) idx = Math.min(idx, Math.floor((k.domain.length - 1) / 2));
