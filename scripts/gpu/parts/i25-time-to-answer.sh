@@ -195,7 +195,8 @@ fi
 if has grid; then
   echo "== grid: the tuner (20% of the grid's points, no knowledge-base starts) against the uniform grid, same call"
   echo "$header"
-  # GRID_KERNELS: which of the three, in this order (default all)
+  # GRID_KERNELS: which kernels, in this order (default the three; GRID_TIMEOUT: each one's limit, default 100 s, 200 s for
+  # nexxex, whose 72 points ran past 100 s on a card's first compiles, and XXT_TIMEOUT 240 s for XXT)
   for k in ${GRID_KERNELS:-matmul_small softmax quick_gelu}; do
     case $k in
       matmul_small) bench grid matmul_small "${GRID_TIMEOUT:-100}" scripts/gpu/tuner-kernels/matmul_small/spec.py --budget-fraction 0.2 \
@@ -209,7 +210,7 @@ if has grid; then
       cs336_gelu) bench grid cs336_gelu "${GELU_TIMEOUT:-70}" scripts/heldout-kernels/cs336_gelu/spec.py --budget-fraction 0.2 \
         --axis block_size=256,512,1024,2048,4096,8192 --axis num_warps=1,2,4,8,16 ;;
       # held out: a public matmul (tiles 128 x 128 x 32 from its launcher's defaults, Triton's default warps and stages)
-      nexxex_matmul) bench grid nexxex_matmul "${GRID_TIMEOUT:-100}" scripts/heldout-kernels/nexxex_matmul/spec.py --budget-fraction 0.2 \
+      nexxex_matmul) bench grid nexxex_matmul "${GRID_TIMEOUT:-200}" scripts/heldout-kernels/nexxex_matmul/spec.py --budget-fraction 0.2 \
         --axis BLOCK_M=64,128,256 --axis BLOCK_N=64,128,256 --axis BLOCK_K=32,64 --axis num_warps=4,8 --axis num_stages=3,4 ;;
       # held out: Thinking Machines' batch-invariant log-softmax on vocabulary-wide rows (a literal 1024-element block
       # on Triton's default 4 warps and 3 stages; num_warps@319 and num_stages@319: its launch's line at the pinned
