@@ -3,7 +3,9 @@
 // anything not in the table. Written into the original file as plain Python: a module-level dict per launcher, right
 // above the launcher's definition, and, at each place a tuned knob is written,
 // `TABLE.get(key, {}).get("knob", <original text>)`, so every other line is the file's own and a shape the table does
-// not list runs exactly as before.
+// not list runs exactly as before. A knob that is a default of the launcher's own parameter (`BLOCK_M=128`) becomes
+// `BLOCK_M=None`, and where the body first reads it, `BLOCK_M = TABLE...get("BLOCK_M", 128) if BLOCK_M is None else
+// BLOCK_M`: a caller's own value is kept.
 import type { Knob, KnobSet, KnobValues } from './knobs';
 import { maskNonCode } from './sourceText';
 import { listFunctions, type FunctionSpan } from './splice';
@@ -72,8 +74,9 @@ function tableName(launcher: string, byShape: boolean, byDevice: boolean): strin
 
 /**
  * The baseline with a dispatch on the knobs the entries change. Every changed knob must be written inside a
- * launcher function (its values are looked up where the launch happens), and a per-shape entry must map onto
- * variables that launcher assigns from tensor shapes before the first tuned place.
+ * launcher function (its values are looked up where the launch happens) or as a default of its parameters (looked
+ * up where the body first reads it), and a per-shape entry must map onto variables that launcher assigns from
+ * tensor shapes before the first tuned place.
  */
 export function writeDispatch(baseline: string, given: KnobSet, asked: DispatchEntry[]): DispatchResult {
   const { set, entries } = splitByLine(baseline, given, asked);
@@ -105,7 +108,14 @@ export function writeDispatch(baseline: string, given: KnobSet, asked: DispatchE
   const unkeyed: string[] = [];
   const edits: Array<{ start: number; end: number; text: string }> = [];
   for (const [fn, { launcher, knobs }] of groups) {
-    const first = Math.min(...knobs.flatMap((k) => k.spans.map(([s]) => s)));
+    // a knob written as a default of the launcher's own parameter (`def matmul(a, b, BLOCK_M=128)`) is looked up
+    // where the body first reads it, after the shape is known; its other places, where they are
+    const params = parameterKnobs(baseline, masked, fn, knobs);
+    if ('error' in params) {
+      unkeyed.push(params.error);
+      continue;
+    }
+    const first = Math.min(...knobs.flatMap((k) => k.spans.filter((s) => !params.spans.has(s)).map(([s]) => s)), params.firstRead ?? Infinity);
     let keyNames: string[] = [];
     let keys: Array<number[] | undefined> = entries.map(() => undefined);
     if (byShape) {
@@ -144,8 +154,19 @@ export function writeDispatch(baseline: string, given: KnobSet, asked: DispatchE
     const lookup = [name, byDevice ? '.get(torch.cuda.get_device_capability(), {})' : '', byShape ? `.get(${key}, {})` : ''].join('');
     // launch options inserted at one place (warps and stages a launch leaves to Triton) share one `**` there
     const inserted = new Set<number>();
+    if (params.knobs.length) {
+      // the default becomes None (a caller's own value is kept), and the table's value is read for a call without one
+      const reads = params.knobs.map(({ knob, name, span }) => {
+        edits.push({ start: span[0], end: span[1], text: 'None' });
+        return `${name} = ${lookup}.get(${JSON.stringify(knob.name)}, ${baseline.slice(span[0], span[1])}) if ${name} is None else ${name}`;
+      });
+      const { at, indent, joined } = params.insertAt!;
+      edits.push({ start: at, end: at, text: joined ? `${reads.join('; ')}; ` : reads.map((r) => `${indent}${r}\n`).join('') });
+    }
     for (const k of knobs) {
-      for (const [start, end] of k.spans) {
+      for (const span of k.spans) {
+        if (params.spans.has(span)) continue;
+        const [start, end] = span;
         if (k.insert) {
           if (!inserted.has(start)) edits.push({ start, end, text: `, **${lookup}.get("launch options", {})` });
           inserted.add(start);
@@ -169,6 +190,61 @@ export function writeDispatch(baseline: string, given: KnobSet, asked: DispatchE
   for (const { e } of order) out = out.slice(0, e.start) + e.text + out.slice(e.end);
   if (byDevice && !/^import torch\b|^from torch\b/m.test(out)) out = `import torch\n${out}`;
   return { source: out, tables: tables.map(({ fn: _fn, ...t }) => t) };
+}
+
+/** A statement that opens a block: the table's reads cannot be joined to its line. */
+const COMPOUND = /^(?:if|elif|else|for|while|with|try|except|finally|def|class|async|match|case|@)\b/;
+
+/**
+ * The knobs of a launcher written as defaults of its own parameters (`def matmul(a, b, BLOCK_M=128)`), each with the
+ * parameter's name and the default's span, the offset of the body's first read of any of them (`firstRead`), and
+ * where the table's reads go: lines of their own right above that read's line, or, where a @triton.jit function is
+ * defined below the launcher, the start of that line itself (Triton keys a compiled kernel on its first line: a
+ * kernel that moved would be compiled again for every table, not taken from the host's store). An error where the
+ * first read is inside a block (the reads would not reach a later one) or on a line that opens a block.
+ */
+function parameterKnobs(source: string, masked: string, fn: FunctionSpan, knobs: Knob[]): {
+  knobs: Array<{ knob: Knob; name: string; span: [number, number] }>; spans: Set<[number, number]>; firstRead?: number;
+  insertAt?: { at: number; indent: string; joined: boolean };
+} | { error: string } {
+  const header = headerEnd(masked, fn);
+  const found: Array<{ knob: Knob; name: string; span: [number, number] }> = [];
+  for (const knob of knobs) {
+    for (const span of knob.spans) {
+      if (header === undefined || span[0] >= header) continue;
+      const name = /([A-Za-z_]\w*)\s*(?::[^=,()]*)?=\s*$/.exec(masked.slice(fn.start, span[0]))?.[1];
+      if (name) found.push({ knob, name, span });
+    }
+  }
+  const spans = new Set(found.map((f) => f.span));
+  if (!found.length || header === undefined) return { knobs: [], spans };
+  const body = masked.slice(header, fn.end);
+  const reads = found.map((f) => new RegExp(`\\b${f.name}\\b`).exec(body)?.index).filter((i): i is number => i !== undefined);
+  const names = [...new Set(found.map((f) => f.name))].join(', ');
+  if (!reads.length) return { knobs: [], spans };
+  const firstRead = header + Math.min(...reads);
+  const lineStart = source.lastIndexOf('\n', firstRead - 1) + 1;
+  const indent = /^[ \t]*/.exec(source.slice(lineStart))![0];
+  const bodyIndent = /\n([ \t]+)\S/.exec(masked.slice(header))?.[1];
+  const launcher = `${fn.name}()`;
+  if (indent !== bodyIndent) return { error: `${names} of ${launcher} ${found.length > 1 ? 'are' : 'is'} first read inside a block, so ${found.length > 1 ? 'they' : 'it'} cannot be chosen per shape there` };
+  const below = listFunctions(source, 'python').some((f) => f.start > fn.end && /@(?:triton\.)?(?:jit|autotune|heuristics)\b/.test(source.slice(f.start, source.indexOf('def ', f.start))));
+  if (below && COMPOUND.test(source.slice(lineStart + indent.length))) return { error: `${names} of ${launcher} ${found.length > 1 ? 'are' : 'is'} first read on a line that opens a block, so ${found.length > 1 ? 'they' : 'it'} cannot be chosen per shape there` };
+  return { knobs: found, spans, firstRead, insertAt: { at: below ? lineStart + indent.length : lineStart, indent, joined: below } };
+}
+
+/** The offset right after the `:` that ends a `def`'s header (its parameters and return annotation), in masked text. */
+function headerEnd(masked: string, fn: FunctionSpan): number | undefined {
+  const open = masked.indexOf('(', masked.indexOf('def ', fn.start));
+  if (open < 0 || open > fn.end) return undefined;
+  let depth = 0;
+  for (let i = open; i < fn.end; i++) {
+    const c = masked[i];
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    else if (c === ':' && depth === 0) return i + 1;
+  }
+  return undefined;
 }
 
 /**

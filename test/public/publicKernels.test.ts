@@ -129,4 +129,18 @@ describe('public Triton kernels (specs outside the repository)', () => {
     expect(r.tables[0].rows).toHaveLength(shapes.length);
     execFileSync('python3', ['-c', 'import ast, sys; ast.parse(sys.stdin.read())'], { input: r.source });
   });
+
+  it("a per-shape table can be written for the held-out nexxex matmul, whose tiles are defaults of its launcher's parameters", async () => {
+    const spec = await loadSpec(path.join(HELDOUT_DIR, 'nexxex_matmul', 'spec.py'));
+    const source = fs.readFileSync(spec.sourcePath, 'utf8');
+    const shapes = pythonFacts(path.join(HELDOUT_DIR, 'nexxex_matmul', 'spec.py')).shapes;
+    const r = writeDispatch(source, detectKnobs(source, spec.sourcePath), shapes.map((shape, i) => ({
+      shape, values: { BLOCK_M: 128, BLOCK_N: [256, 64, 128][i % 3], BLOCK_K: 64, num_warps: 8 },
+    })));
+    if ('error' in r) throw new Error(r.error);
+    expect(r.tables[0].keyNames).toEqual(['M', 'K', 'N']);
+    expect(r.tables[0].rows).toHaveLength(shapes.length);
+    expect(r.source).toMatch(/def matmul_triton\(A, B, BLOCK_M=128, BLOCK_N=None, BLOCK_K=None\):/);
+    execFileSync('python3', ['-c', 'import ast, sys; ast.parse(sys.stdin.read())'], { input: r.source });
+  });
 });

@@ -46,7 +46,10 @@ class _Kernel:
         self.fn = fn
     def __getitem__(self, grid):
         def launch(*args, **meta):
-            LAUNCHES.append({"kernel": self.fn.__name__, "grid": grid, **meta})
+            # numbers passed by position are recorded under the kernel's parameter names too
+            code = self.fn.__code__
+            numbers = {n: a for n, a in zip(code.co_varnames[:code.co_argcount], args) if isinstance(a, (int, float))}
+            LAUNCHES.append({"kernel": self.fn.__name__, "grid": grid, **numbers, **meta})
         return launch
 def jit(fn):
     return _Kernel(fn)

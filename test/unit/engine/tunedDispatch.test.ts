@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectKnobs } from '../../../src/engine/knobs';
-import { cudaCapabilityOf, writeDispatch } from '../../../src/engine/tunedDispatch';
+import { cudaCapabilityOf, type DispatchEntry, writeDispatch } from '../../../src/engine/tunedDispatch';
 import { PLAIN_PYTHON, PythonLaunches } from './pythonLaunches';
 
 const python = new PythonLaunches();
@@ -251,6 +251,49 @@ candidate.gram(Tensor((2, 768, 768)), g)`);
     expect(got.map((l) => [l.BM, l.BN, l.num_warps])).toEqual([[128, 128, 8], [64, 64, 4], [128, 128, 8], [64, 128, 4]]);
     // and the grid follows the tiles: 4 matrices of 6 x 6 tiles of 128 x 128 for the first
     expect(got[0].grid).toEqual([4 * 6 * 6]);
+  });
+
+  it('takes tiles written as defaults of the launcher\'s parameters: None there, the table read where the body first reads them, a caller\'s own value kept', () => {
+    const kernel = ['@triton.jit', 'def mm_kernel(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):',
+      '    pid = tl.program_id(0)', '    tl.store(c + pid, tl.load(a + pid))', ''];
+    const launcher = ['def mm(a, b, BM=128, BN=128, BK=32):', '    M, K = a.shape', '    K_, N = b.shape', '    c = a',
+      '    grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))', '    mm_kernel[grid](a, b, c, M, N, K, BM, BN, BK)', '    return c', ''];
+    const head = ['import triton', 'import triton.language as tl', ''];
+    const rows: DispatchEntry[] = [
+      { shape: { m: 4096, n: 4096, k: 4096 }, values: { BM: 128, BN: 256, BK: 64, num_warps: 8 } },
+      { shape: { m: 1000, n: 1537, k: 1024 }, values: { BM: 128, BN: 64, BK: 64 } },
+    ];
+    const calls = `
+candidate.mm(Tensor((4096, 4096)), Tensor((4096, 4096)))
+candidate.mm(Tensor((1000, 1024)), Tensor((1024, 1537)))
+candidate.mm(Tensor((512, 512)), Tensor((512, 512)))
+candidate.mm(Tensor((4096, 4096)), Tensor((4096, 4096)), BN=32)`;
+    // the launcher below its kernel: the reads on lines of their own above the body's first read
+    const below = [...head, ...kernel, ...launcher].join('\n');
+    const r = writeDispatch(below, detectKnobs(below, 'k.py'), rows);
+    if ('error' in r) throw new Error(r.error);
+    expect(r.tables[0].keyNames).toEqual(['M', 'K', 'N']);
+    expect(r.source).toContain('def mm(a, b, BM=128, BN=None, BK=None):\n');
+    expect(r.source).toContain('    c = a\n    BN = KERNELEVOLVE_MM_BY_SHAPE.get((M, K, N), {}).get("BN", 128) if BN is None else BN\n'
+      + '    BK = KERNELEVOLVE_MM_BY_SHAPE.get((M, K, N), {}).get("BK", 32) if BK is None else BK\n    grid = ');
+    const got = launches(r.source, calls);
+    // a listed shape gets its row, any other the launcher's own defaults, and a tile the caller passes stays
+    expect(got.map((l) => [l.BM, l.BN, l.BK, l.num_warps ?? 'default'])).toEqual([[128, 256, 64, 8], [128, 64, 64, 'default'], [128, 128, 32, 'default'], [128, 32, 64, 8]]);
+    expect(got[0].grid).toEqual([32, 16]);
+    // the launcher above its kernel: the reads joined to that line, so the kernel keeps its line (Triton keys a
+    // compiled kernel on it)
+    const above = [...head, ...launcher, ...kernel].join('\n');
+    const j = writeDispatch(above, detectKnobs(above, 'k.py'), rows);
+    if ('error' in j) throw new Error(j.error);
+    const at = (text: string, line: string) => text.split('\n').indexOf(line);
+    const kernelLine = at(j.source, '@triton.jit') - at(j.source, 'def mm(a, b, BM=128, BN=None, BK=None):');
+    expect(kernelLine).toBe(at(above, '@triton.jit') - at(above, 'def mm(a, b, BM=128, BN=128, BK=32):'));
+    expect(j.source).toContain('    BN = KERNELEVOLVE_MM_BY_SHAPE.get((M, K, N), {}).get("BN", 128) if BN is None else BN; BK = ');
+    expect(launches(j.source, calls).map((l) => [l.BM, l.BN, l.BK])).toEqual([[128, 256, 64], [128, 64, 64], [128, 128, 32], [128, 32, 64]]);
+    // a first read inside a block: said, not written
+    const nested = [...head, ...kernel, 'def mm(a, b, BM=128):', '    M, K = a.shape', '    if M > 0:', '        mm_kernel[(triton.cdiv(M, BM),)](a, b, a, M, M, K, BM, 64, 32)', '    return a', ''].join('\n');
+    expect(writeDispatch(nested, detectKnobs(nested, 'k.py'), [{ shape: { m: 64, k: 64 }, values: { BM: 64 } }]))
+      .toEqual({ error: 'BM of mm() is first read inside a block, so it cannot be chosen per shape there' });
   });
 
   it('says why when the spec\'s shapes do not match the launcher\'s variables, or a knob lives outside a launcher', () => {
