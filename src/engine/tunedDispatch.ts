@@ -209,20 +209,22 @@ function parameterKnobs(source: string, masked: string, fn: FunctionSpan, knobs:
 } | { error: string } {
   const header = headerEnd(masked, fn);
   const found: Array<{ knob: Knob; name: string; span: [number, number] }> = [];
+  const def = masked.indexOf('def ', fn.start);
   for (const knob of knobs) {
     for (const span of knob.spans) {
-      if (header === undefined || span[0] >= header) continue;
+      if (header === undefined || span[0] < def || span[0] >= header) continue; // a decorator's or the body's
       const name = /([A-Za-z_]\w*)\s*(?::[^=,()]*)?=\s*$/.exec(masked.slice(fn.start, span[0]))?.[1];
       if (name) found.push({ knob, name, span });
     }
   }
+  if (!found.length || header === undefined) return { knobs: [], spans: new Set() };
   const spans = new Set(found.map((f) => f.span));
-  if (!found.length || header === undefined) return { knobs: [], spans };
   const body = masked.slice(header, fn.end);
-  const reads = found.map((f) => new RegExp(`\\b${f.name}\\b`).exec(body)?.index).filter((i): i is number => i !== undefined);
+  const reads = found.map((f) => new RegExp(`\\b${f.name}\\b`).exec(body)?.index);
+  const unread = found.filter((_, i) => reads[i] === undefined).map((f) => f.name);
+  if (unread.length) return { error: `${unread.join(', ')} of ${fn.name}() ${unread.length > 1 ? 'are' : 'is'} not read in its body, so a table there would change nothing` };
   const names = [...new Set(found.map((f) => f.name))].join(', ');
-  if (!reads.length) return { knobs: [], spans };
-  const firstRead = header + Math.min(...reads);
+  const firstRead = header + Math.min(...reads.map((i) => i!));
   const lineStart = source.lastIndexOf('\n', firstRead - 1) + 1;
   const indent = /^[ \t]*/.exec(source.slice(lineStart))![0];
   const bodyIndent = /\n([ \t]+)\S/.exec(masked.slice(header))?.[1];
