@@ -192,6 +192,9 @@ export function writeDispatch(baseline: string, given: KnobSet, asked: DispatchE
   return { source: out, tables: tables.map(({ fn: _fn, ...t }) => t) };
 }
 
+/** A function defined under `@triton.jit` (or an autotuner or heuristics over one): a kernel Triton compiles. */
+const isJit = (source: string, f: FunctionSpan) => /@(?:triton\.)?(?:jit|autotune|heuristics)\b/.test(source.slice(f.start, source.indexOf('def ', f.start)));
+
 /** A statement that opens a block: the table's reads cannot be joined to its line. */
 const COMPOUND = /^(?:if|elif|else|for|while|with|try|except|finally|def|class|async|match|case|@)\b/;
 
@@ -220,18 +223,19 @@ function parameterKnobs(source: string, masked: string, fn: FunctionSpan, knobs:
   if (!found.length || header === undefined) return { knobs: [], spans: new Set() };
   const spans = new Set(found.map((f) => f.span));
   const body = masked.slice(header, fn.end);
-  const reads = found.map((f) => new RegExp(`\\b${f.name}\\b`).exec(body)?.index);
+  const reads = found.map((f) => new RegExp(`(?<![\\w.])${f.name}\\b`).exec(body)?.index); // not `cfg.BLOCK_M`
   const unread = found.filter((_, i) => reads[i] === undefined).map((f) => f.name);
   if (unread.length) return { error: `${unread.join(', ')} of ${fn.name}() ${unread.length > 1 ? 'are' : 'is'} not read in its body, so a table there would change nothing` };
-  const names = [...new Set(found.map((f) => f.name))].join(', ');
   const firstRead = header + Math.min(...reads.map((i) => i!));
   const lineStart = source.lastIndexOf('\n', firstRead - 1) + 1;
   const indent = /^[ \t]*/.exec(source.slice(lineStart))![0];
   const bodyIndent = /\n([ \t]+)\S/.exec(masked.slice(header))?.[1];
-  const launcher = `${fn.name}()`;
-  if (indent !== bodyIndent) return { error: `${names} of ${launcher} ${found.length > 1 ? 'are' : 'is'} first read inside a block, so ${found.length > 1 ? 'they' : 'it'} cannot be chosen per shape there` };
-  const below = listFunctions(source, 'python').some((f) => f.start > fn.end && /@(?:triton\.)?(?:jit|autotune|heuristics)\b/.test(source.slice(f.start, source.indexOf('def ', f.start))));
-  if (below && COMPOUND.test(source.slice(lineStart + indent.length))) return { error: `${names} of ${launcher} ${found.length > 1 ? 'are' : 'is'} first read on a line that opens a block, so ${found.length > 1 ? 'they' : 'it'} cannot be chosen per shape there` };
+  const names = [...new Set(found.map((f) => f.name))];
+  const cannot = (where: string) => ({ error: `${names.join(', ')} of ${fn.name}() ${names.length > 1 ? 'are' : 'is'} first read ${where}, so `
+    + `${names.length > 1 ? 'they' : 'it'} cannot be chosen per shape there` });
+  if (indent !== bodyIndent) return cannot('inside a block');
+  const below = listFunctions(source, 'python').some((f) => f.start > fn.end && isJit(source, f));
+  if (below && COMPOUND.test(source.slice(lineStart + indent.length))) return cannot('on a line that opens a block');
   return { knobs: found, spans, firstRead, insertAt: { at: below ? lineStart + indent.length : lineStart, indent, joined: below } };
 }
 
@@ -295,8 +299,7 @@ function tableAt(source: string, functions: readonly FunctionSpan[], fn: Functio
   let at = source.lastIndexOf('\n', outer.start - 1) + 1;
   if (outer.indent !== '' || at !== outer.start) return { offset: /^(?:@|def |class |async def )/m.exec(source)?.index ?? source.length, after: false };
   const topLevel = functions.filter((f) => f.topLevel && f.indent === '');
-  const isJit = (f: FunctionSpan) => /@(?:triton\.)?(?:jit|autotune|heuristics)\b/.test(source.slice(f.start, source.indexOf('def ', f.start)));
-  const below = topLevel.filter((f) => f.start > outer.end && isJit(f));
+  const below = topLevel.filter((f) => f.start > outer.end && isJit(source, f));
   if (below.length) {
     const last = Math.max(...below.map((f) => f.end));
     // nothing but definitions (and comments) between the launcher and there: no statement that runs on import and
