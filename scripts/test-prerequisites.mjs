@@ -22,12 +22,17 @@ function imports(python, modules) {
   return spawnSync(python, ['-c', `import ${modules.join(', ')}`], { stdio: 'ignore' }).status === 0;
 }
 
-/** The Python the suites run: KERNELEVOLVE_PYTHON, else python3 on PATH, else Debian's when only it has numpy and pytest. */
+let chosen;
+/** The Python the suites run: KERNELEVOLVE_PYTHON, else the first of python3 on PATH and Debian's that has numpy,
+ * pytest and torch (Debian's python3-torch: pip's index is not reachable here, and the harness's tensor paths run
+ * on torch for the CPU), else the first that has numpy and pytest. */
 export function testPython() {
   if (process.env.KERNELEVOLVE_PYTHON) return process.env.KERNELEVOLVE_PYTHON;
-  if (imports('python3', ['numpy', 'pytest'])) return 'python3';
-  if (existsSync('/usr/bin/python3') && imports('/usr/bin/python3', ['numpy', 'pytest'])) return '/usr/bin/python3';
-  return 'python3';
+  if (chosen) return chosen;
+  const pythons = ['python3', ...(existsSync('/usr/bin/python3') ? ['/usr/bin/python3'] : [])];
+  chosen = pythons.find((p) => imports(p, ['numpy', 'pytest', 'torch']))
+    ?? pythons.find((p) => imports(p, ['numpy', 'pytest'])) ?? 'python3';
+  return chosen;
 }
 
 const ALL = ['harness', 'unit', 'webview', 'integration', 'e2e'];
@@ -37,6 +42,8 @@ export const PREREQUISITES = [
     present: () => onPath('g++') },
   { what: 'Python 3 with numpy and pytest (the harness)', suites: ['harness', 'unit', 'integration', 'e2e'], packages: ['python3-numpy', 'python3-pytest'],
     present: () => imports(testPython(), ['numpy', 'pytest']) },
+  { what: 'torch for the CPU (the harness\'s tensor paths: outputs compared where they are, chunked comparison)', suites: ['harness'], packages: ['python3-torch'],
+    present: () => imports(testPython(), ['torch']) },
   { what: 'an OpenSSH server and client (sshd on loopback)', suites: ['integration'], packages: ['openssh-server', 'openssh-client'],
     present: () => existsSync('/usr/sbin/sshd') && onPath('ssh-keygen') },
   { what: 'Slurm and munge (a one-node cluster on loopback)', suites: ['integration'], packages: ['slurm-wlm', 'munge'],

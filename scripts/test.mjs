@@ -8,6 +8,7 @@
 // with its output live.
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { missingPrerequisites, missingReport, testPython } from './test-prerequisites.mjs';
 import { codeServerPaths } from './e2e-install.mjs';
 
@@ -28,6 +29,7 @@ mkdirSync('.test-output', { recursive: true });
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+const skips = [];
 const problems = [];
 const times = [];
 const started = Date.now();
@@ -68,6 +70,11 @@ function countPytest() {
   const f = num('failures') + num('errors');
   const s = num('skipped');
   passed += total - f - s; failed += f; skipped += s;
+  // each skip with its reason, printed at the end: a skip proves nothing, so none is counted away
+  const unescape = (t) => t.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  for (const m of xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*>\s*<skipped[^>]*message="([^"]*)"/g)) {
+    skips.push(`${unescape(m[1])}::${unescape(m[2])}: ${unescape(m[3])}`);
+  }
 }
 
 async function vitest(suite) {
@@ -77,6 +84,11 @@ async function vitest(suite) {
   if (existsSync(out)) {
     const r = JSON.parse(readFileSync(out, 'utf8'));
     passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + (r.numTodoTests ?? 0);
+    for (const file of r.testResults ?? []) {
+      for (const t of file.assertionResults ?? []) {
+        if (t.status === 'pending' || t.status === 'skipped' || t.status === 'todo') skips.push(`${path.relative(process.cwd(), file.name)}: ${t.fullName} (${t.status})`);
+      }
+    }
   }
 }
 
@@ -121,5 +133,6 @@ console.log('\ntime by project:');
 for (const [name, s] of times) console.log(`  ${name.padEnd(12)} ${s.toFixed(0).padStart(5)} s`);
 console.log(`  ${'total'.padEnd(12)} ${((Date.now() - started) / 1000).toFixed(0).padStart(5)} s`);
 if (problems.length) console.log(`\nproblems: ${problems.join('; ')}`);
+if (skips.length) console.log(`\nskipped, each with its reason:\n${skips.map((x) => `  - ${x}`).join('\n')}`);
 console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(problems.length || failed ? 1 : 0);

@@ -21,6 +21,7 @@ from . import arrays as A
 from . import device_outputs as D
 from . import kernelbench_timing
 from . import memory_plan as M
+from . import tamper
 from .backends import get_backend
 from .protocol import Channel
 from .shape_timing import Kept, ShapeTiming
@@ -141,6 +142,43 @@ class Worker:
         reply = self.recv()
         if reply.get("type") != "compared":
             raise RuntimeError(f"the judge sent {reply.get('type')!r} where 'compared' was expected")
+
+    def alias(self, outs: List[Any], args: List[Any]) -> Optional[str]:
+        """What an output shares memory with that it may not: an input argument (one neither in OUTPUTS nor in
+        INPLACE, which the baseline's own outputs show: probe), or an output of an earlier call that the candidate
+        still holds (remember). None when every output is memory of its own. A result that is its input (ReLU on
+        non-negative inputs) does no work; one written into the buffer it returned last time changes what the
+        caller holds from that call."""
+        written = set(self.outputs) | set(self.inplace)
+        own = [leaf for j in written if j < len(args) for leaf in A.leaves(args[j]) if A.is_array(leaf)]
+        for k, o in enumerate(outs):
+            if not A.is_array(o) or any(A.same_storage(o, leaf) for leaf in own):
+                continue
+            for j, a in enumerate(args):
+                if j not in written and any(A.is_array(leaf) and A.same_storage(o, leaf) for leaf in A.leaves(a)):
+                    return f"returned output {k} in the memory of input argument {j}"
+            for ref in getattr(self, "earlier", []):
+                held = ref()
+                if held is not None and A.same_storage(o, held):
+                    return f"returned output {k} in the memory of an output it returned from an earlier call"
+        return None
+
+    def remember(self, outs: List[Any]) -> None:
+        """Weak references to the memory this call's outputs own: once the worker lets go of them, one still alive
+        at the next call is held by the candidate (alias). Memory let go and allocated again is not an alias, and
+        a weak reference does not keep it."""
+        import weakref
+        refs = []
+        for o in outs:
+            if A.is_array(o):
+                root = o
+                while getattr(root, "base" if isinstance(root, np.ndarray) else "_base", None) is not None:
+                    root = getattr(root, "base" if isinstance(root, np.ndarray) else "_base")
+                try:
+                    refs.append(weakref.ref(root))
+                except TypeError:
+                    pass
+        self.earlier = refs
 
     def arg_digests(self, args: List[Any], every: bool = False) -> List[Optional[str]]:
         """Fingerprints of the array arguments that must come back unchanged (all of them with every=True);
@@ -501,6 +539,11 @@ class CandidateWorker(Worker):
             kernel = self.cfg["kernel"]
             self.kb = self.load_baseline(kernel)
             self.threads0 = self.thread_count()
+            # before any of the candidate's code is loaded: what it may not change (tamper.py)
+            self.untouched = tamper.Snapshot(["kernelevolve_harness", getattr(self.spec, "__name__", ""),
+                                              getattr(self.kb, "__name__", ""),
+                                              getattr(getattr(getattr(self.spec, "_problem", None), "module", None),
+                                                      "__name__", "")])
             # Started while the candidate compiles; what the judge learns meanwhile arrives now.
             go = self.recv()
             if go.get("type") == "precompile":
@@ -516,6 +559,8 @@ class CandidateWorker(Worker):
                     self.kc = self.backend.load(self.cfg["candidate_artifact"], kernel)
             except Exception as e:
                 self.send("error", stage="load", message=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-3000:])
+                return
+            if self.tampered("import"):
                 return
             self.send("loaded")
             stage = "correctness"
@@ -551,6 +596,8 @@ class CandidateWorker(Worker):
             kernelbench = (kernelbench_timing.measure(self, pass_cmd["kernelbench"]) if pass_cmd.get("kernelbench")
                            else {})
             M.release(self.backend.gpu, max(self.set_bytes.values(), default=0))  # for the reference's checks
+            if self.tampered("timing"):
+                return
             self.send("final", **kernelbench)
             # Every pass is over: now the evidence is hashed and sent.
             stage = "verify"
@@ -561,6 +608,14 @@ class CandidateWorker(Worker):
             self.send("refused", stage=stage, message=str(e))
         except Exception as e:
             self.send("error", stage=stage, message=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-3000:])
+
+    def tampered(self, after: str) -> bool:
+        """Tells the judge, and says True, when the candidate changed what the baseline runs with (tamper.py)."""
+        change = self.untouched.changed()
+        if change is None:
+            return False
+        self.send("tampered", after=after, change=change)
+        return True
 
     def precompile(self, artifact: str, kernel: str) -> None:
         """While the judge waits for the reference's start (a new spec's first evaluations on a host: 6-14 s on the
@@ -676,9 +731,11 @@ class CandidateWorker(Worker):
                     if rep == 0 and seed == self.cfg["seeds"][0]:
                         self.returned_bytes[i] = M.new_output_bytes(outs, gargs)
                         self.set_bytes[i] = M.array_bytes(args) + self.returned_bytes[i]
+                    alias = self.alias(outs, gargs)
                     self.send_outputs("call", outs, phase="correct", shape=i, seed=seed, factor=1.0, rep=rep,
                                       guard=self.guard_damage(guards), leftovers=self.leftovers(),
-                                      digests=self.arg_digests(gargs))
+                                      digests=self.arg_digests(gargs), alias=alias)
+                    self.remember(outs)
                     # this call's arrays go before the next call's are made: one set of each at a time (the second
                     # run's buffers stay for the call on the same buffers)
                     del result, outs
@@ -702,9 +759,11 @@ class CandidateWorker(Worker):
         self.send("calling", shape=i, seed=seed, rep=0)
         result = self.spec.launch(self.kc, *gargs)
         self.backend.synchronize()
-        self.send_outputs("call", self.result_outputs(result, gargs), phase="wide", shape=i, seed=seed, factor=1.0,
-                          rep=0, guard=self.guard_damage(guards), leftovers=self.leftovers(),
-                          digests=self.arg_digests(gargs))
+        outs = self.result_outputs(result, gargs)
+        self.send_outputs("call", outs, phase="wide", shape=i, seed=seed, factor=1.0, rep=0,
+                          guard=self.guard_damage(guards), leftovers=self.leftovers(), digests=self.arg_digests(gargs),
+                          alias=self.alias(outs, gargs))
+        self.remember(outs)
 
     def same_buffers_call(self, i: int, seed: int, args: List[Any], gargs: List[Any],
                           guards: List[Tuple[int, A.Guard]]) -> None:
@@ -718,9 +777,11 @@ class CandidateWorker(Worker):
         self.send("calling", shape=i, seed=seed, rep=2)
         result = self.spec.launch(self.kc, *gargs)
         self.backend.synchronize()
-        self.send_outputs("call", self.result_outputs(result, gargs), phase="correct", shape=i, seed=seed,
-                          factor=1.0, rep=2, guard=self.guard_damage(guards), leftovers=self.leftovers(),
-                          digests=self.arg_digests(gargs))
+        outs = self.result_outputs(result, gargs)
+        self.send_outputs("call", outs, phase="correct", shape=i, seed=seed, factor=1.0, rep=2,
+                          guard=self.guard_damage(guards), leftovers=self.leftovers(), digests=self.arg_digests(gargs),
+                          alias=self.alias(outs, gargs))
+        self.remember(outs)
 
     def watched_call(self, i: int, args: List[Any], gargs: List[Any]) -> Any:
         """The candidate's call with its GPU torch operators recorded; those the baseline's launch does not

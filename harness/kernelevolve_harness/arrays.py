@@ -282,10 +282,14 @@ def from_npy(b: Any) -> np.ndarray:
     return a.reshape(shape, order="F" if fortran else "C")
 
 
+def _storage_ptr(t: Any) -> int:
+    # torch before 2.0 (Debian's 1.13) names the untyped storage _storage()
+    return (t.untyped_storage() if hasattr(t, "untyped_storage") else t._storage()).data_ptr()
+
+
 def same_storage(a: Any, b: Any) -> bool:
     if is_torch(a) and is_torch(b):
-        return a.data_ptr() == b.data_ptr() or (
-            a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+        return a.data_ptr() == b.data_ptr() or _storage_ptr(a) == _storage_ptr(b)
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return np.shares_memory(a, b)
     return False

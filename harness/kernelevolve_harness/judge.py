@@ -31,7 +31,7 @@ from .spec import SpecError, read_header
 from .ratios import LEVEL, apart, intervals, lower_quartile, median, shape_estimate, worth_retiming
 from .static_c import strip_comments
 from .timing_settings import TimingSettings
-from .verdicts import Verdict, shape_text as _shape_text
+from .verdicts import Verdict, alias_verdict, shape_text as _shape_text
 from .worker_limits import worker_limits
 
 LOG_LIMIT = 4000
@@ -486,6 +486,11 @@ class Judge:
             what = "failed to load" if header.get("stage") == "load" else f"raised an error in the {header.get('stage')} stage"
             raise Verdict("runtime_error", f"The candidate {what}{self._where()}: {first[:300]}",
                           header.get("trace", "") + "\n" + self.worker.log())
+        if header["type"] == "tampered":
+            when = "when its module was imported" if header.get("after") == "import" else "during its calls"
+            raise Verdict("incorrect", f"The candidate {header.get('change')} {when}: nothing a candidate does may "
+                                       f"change the libraries, modules or settings the baseline runs with (its time "
+                                       f"would not be the one the user measures); compute in the kernel instead.")
         if header["type"] != kind:
             raise Verdict("runtime_error", f"The worker sent {header['type']!r} where {kind!r} was expected.")
         return header, blobs
@@ -501,6 +506,8 @@ class Judge:
             raise Verdict("runtime_error", f"On {where}, {header['leftovers']}; kernels must finish their work before returning.")
         if header.get("guard"):
             raise Verdict("incorrect", f"On {where}, the candidate {header['guard']} (an out-of-bounds write, caught by the guard bands).")
+        if header.get("alias"):
+            raise alias_verdict(where, header["alias"])
         if header.get("shared") is not None:
             self._check_on_device(header, shape, seed, factor, where, wide)
             return []
@@ -782,8 +789,8 @@ class Judge:
                     offset += v["count"]
                     what = ("fresh inputs in the timed buffers after timing" if v["what"] == "fresh"
                             else f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
-                    self._check_call({"digests": v["digests"], "dtypes": v["dtypes"], "shared": v.get("shared")}, part,
-                                     i, v["seed"], v["factor"], what)
+                    self._check_call({"digests": v["digests"], "dtypes": v["dtypes"], "shared": v.get("shared"),
+                                      "alias": v.get("alias")}, part, i, v["seed"], v["factor"], what)
                     k = (i, v["seed"], v["factor"])
                     uses[k] = uses.get(k, 1) - 1
                     if uses[k] <= 0:

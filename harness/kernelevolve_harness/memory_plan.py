@@ -160,10 +160,6 @@ class MemoryPlan:
         """The buffer set round r runs in: the sets in turn."""
         return r % self.sets
 
-    def per_kernel_sets(self) -> int:
-        """CPU: each kernel times its own batch of sets, so each gets half (one shared set when there is one)."""
-        return max(1, self.sets // 2)
-
     def to_json(self) -> dict:
         return {"sets": self.sets, "pool": self.pool, "group_rounds": self.group_rounds,
                 "set_bytes": self.set_bytes, "input_bytes": self.input_bytes, "output_bytes": self.output_bytes,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .verdicts import Verdict, shape_text as _shape_text
+from .verdicts import Verdict, alias_verdict, shape_text as _shape_text
 
 OPT_OUT = ("`--inputs problem` judges by the problem's inputs alone, as KernelBench does, for comparisons with "
            "published figures.")
@@ -22,6 +22,8 @@ def check_wide_call(judge: Any, header: Dict[str, Any], blobs: List[Any], enable
     if not enabled:
         raise Verdict("runtime_error", f"The worker ran the robustness pass on shape {where}, which this evaluation "
                                        f"turned off (--inputs problem).")
+    if header.get("alias"):
+        raise alias_verdict(f"shape {where}, seed {seed}, wide inputs", header["alias"])
     ref_header = judge.answers.header(i, seed, 1.0, wide=True)
     if not ref_header.get("narrow"):
         raise Verdict("runtime_error", f"The worker ran the robustness pass on shape {where}, whose inputs are not "

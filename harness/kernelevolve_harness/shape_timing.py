@@ -112,7 +112,7 @@ class ShapeTiming:
         set_bytes = sum(A.nbytes(leaf) for a in self.pool[0] for leaf in A.leaves(a))
         cap = batch_cap(set_bytes, self.s.max_batch, self.s.batch_bytes)
         self.mem = self._memory_plan(self.pool[0], cap)
-        cap = min(cap, self.mem.sets if self.gpu else self.mem.per_kernel_sets())
+        cap = min(cap, self.mem.sets)
         self.pool += [w.make_inputs(self.i, s, 1.0) for s in self.pool_seeds[1:self.mem.pool]]
         if self.gpu:
             self._setup_gpu(set_bytes, cap)
@@ -127,24 +127,28 @@ class ShapeTiming:
         """This shape's buffer sets, pool and rounds in flight, from the memory the device has (memory_plan.py)."""
         inputs = M.array_bytes(first)
         returned = getattr(self.w, "returned_bytes", {}).get(self.i, 0)
-        wanted = max(rotation_sets(inputs + returned, self.s.buffer_sets), cap) if self.gpu else 2 * cap
+        wanted = max(rotation_sets(inputs + returned, self.s.buffer_sets), cap) if self.gpu else cap
         return M.plan(inputs, inputs + returned, returned, wanted, len(self.pool_seeds), self.gpu,
                       wanted_rounds=M.GROUP_ROUNDS, held=inputs)
 
     def _setup_cpu(self, cap: int) -> None:
-        """Each kernel in buffer sets of its own (one set for both where memory holds one); a sample calls it once
-        on each of n sets, n such that a sample takes about a millisecond."""
+        """Both kernels in the same buffer sets, as on a GPU: a sample calls its kernel once on each of n sets, n
+        such that a sample of the faster kernel takes about a millisecond. In sets of their own, where the pages
+        lay (huge pages or not, cache sets) made a row sum read 1.13x against itself in one evaluation of two,
+        its interval excluding 1.00; the rounds' spread cannot see a difference that lasts the whole pass."""
         w = self.w
         self.timer = CpuTimer(w.spec.launch)
-        shared = [w.guarded_args(self.pool[0])] if self.mem.sets == 1 else None
-        for name, k in self.kernels.items():
-            first = shared[0] if shared else w.guarded_args(self.pool[0])
+        first = w.guarded_args(self.pool[0])
+        n = 1
+        for k in self.kernels.values():
             ms = float("inf")
             for _ in range(2):  # a warm-up call, and the calibration
                 w.refill(first[0], self.pool, 0, 1.0)
                 ms = min(ms, self.timer.single(k, first[0]))
-            n = 1 if shared else CpuTimer.batch_size(ms, cap)
-            self.sets[name] = shared or [first] + [w.guarded_args(self.pool[0]) for _ in range(n - 1)]
+            n = max(n, CpuTimer.batch_size(ms, cap))
+        sets = [first] + [w.guarded_args(self.pool[0]) for _ in range(n - 1)]
+        for name in self.kernels:
+            self.sets[name] = sets
             self.plan[name] = [(0, 1.0)] * n
             self.batch[name] = n
 
@@ -240,6 +244,8 @@ class ShapeTiming:
         while True:
             spot = taken in spots
             label = taken % n_sets
+            if not self.gpu:
+                self.last_results = []  # let go before this round's samples (_drop)
             if self.rotation:
                 self.sets["baseline"] = self.sets["candidate"] = [self.rotation[label]]
             # a spot-checked round times the candidate last: its outputs are still in the shared buffers
@@ -248,7 +254,10 @@ class ShapeTiming:
                 if not isinstance(self.timer, GraphTimer):  # a graph refills its buffers itself
                     self._refill(name)
                 sets = [s[0] for s in self.sets[name]]
-                pending.append((name, label, self.timer.start(name, self.kernels[name], sets)))
+                sample = self.timer.start(name, self.kernels[name], sets)
+                if not self.gpu and not (spot and name == "candidate"):
+                    sample.results = []  # _drop
+                pending.append((name, label, sample))
                 self.last_queued = name
             taken += 1
             if not (spot or len(pending) >= 2 * self.mem.group_rounds or not self.gpu
@@ -316,9 +325,9 @@ class ShapeTiming:
         after telling the judge when a guard tripped. Returns the 'checked' message's fields."""
         t0, wall = _perf_counter(), time.time()
         w = self.w
-        if self.last_queued != "candidate":
-            # the baseline ran last in the shared buffers: one more call of the candidate, untimed, so what is
-            # checked below is the candidate's
+        if self.last_queued != "candidate" or len(self.last_results) != len(self.sets["candidate"]):
+            # the baseline ran last in the shared buffers, or the last sample's results were let go (_drop): one
+            # more call of the candidate, untimed, so what is checked below is the candidate's
             self._candidate_call()
         last = list(range(len(self.sets["candidate"])))
         self.rng.shuffle(last)
@@ -339,9 +348,11 @@ class ShapeTiming:
         result = w.spec.launch(w.kc, *gargs)
         w.backend.synchronize()
         guard = w.guard_damage(guards)
-        fresh_outs = [self._host_copy(o, False) for o in w.result_outputs(result, gargs)]
-        fresh = Kept({"seed": self.fresh_seed, "factor": 1.0, "what": "fresh"}, fresh_outs, w.arg_digests(gargs),
-                     _seals(fresh_outs))
+        returned = w.result_outputs(result, gargs)
+        alias = w.alias(returned, gargs)
+        fresh_outs = [self._host_copy(o, False) for o in returned]
+        fresh = Kept({"seed": self.fresh_seed, "factor": 1.0, "what": "fresh", "alias": alias}, fresh_outs,
+                     w.arg_digests(gargs), _seals(fresh_outs))
         verify = [k.meta for k in self.kept]
         self.kept.append(fresh)
         self.phases["evidence"] = _perf_counter() - t0
@@ -368,9 +379,11 @@ class ShapeTiming:
         once, before the candidate's code runs again: anything left on the device while its kernels still run
         could be overwritten by a kernel that writes far outside its buffers."""
         p, f = plan
-        outs = [self._host_copy(o, pinned) for o in self.w.result_outputs(result, gargs)]
-        self.kept.append(Kept({"seed": self.pool_seeds[p], "factor": f, "what": what}, outs, self.w.arg_digests(gargs),
-                              _seals(outs)))
+        returned = self.w.result_outputs(result, gargs)
+        alias = self.w.alias(returned, gargs)
+        outs = [self._host_copy(o, pinned) for o in returned]
+        self.kept.append(Kept({"seed": self.pool_seeds[p], "factor": f, "what": what, "alias": alias}, outs,
+                              self.w.arg_digests(gargs), _seals(outs)))
         self.w.backend.synchronize()  # the copies are made whatever streams the candidate's kernels use
 
     def _host_copy(self, o: Any, pinned: bool) -> Any:

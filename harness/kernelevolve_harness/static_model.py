@@ -18,6 +18,7 @@ NN_ALLOWED = {"Module", "Parameter", "ParameterList", "ParameterDict", "ModuleLi
 NUMPY_ALLOWED = {"empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
                  "ascontiguousarray", "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
                  "uint8", "bool_", "prod_shape", "ndarray", "intp", "copyto"}
+NUMPY_CONSTANTS = {"newaxis", "pi", "e", "inf", "nan", "float32", "float64"}
 CPP_SOURCE = "CPP_SOURCE"
 
 
@@ -55,6 +56,11 @@ class _ModelScan(static_py._Scan):
                 if a.name not in NN_ALLOWED:
                     self.add(f"the library import torch.nn.{a.name}", node)
             return
+        if (node.module or "").split(".")[0] == "numpy":
+            for a in node.names:
+                if a.name not in NUMPY_ALLOWED:
+                    self.add(f"the numpy import {node.module}.{a.name} (numpy computes here; only allocation is "
+                             f"allowed)", node)
         super().visit_ImportFrom(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
@@ -73,6 +79,11 @@ class _ModelScan(static_py._Scan):
             return
         if node.attr == "__init__" and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "super":
             self.generic_visit(node.value)
+            return
+        if (parts[0] in self.numpy_names and len(parts) == 2 and parts[1] not in NUMPY_ALLOWED | NUMPY_CONSTANTS
+                and id(node) not in self.called):
+            # f = np.maximum: numpy's computation reached later through another name
+            self.add(f"{dotted} taken without a call (a numpy function bound to another name)", node)
             return
         super().visit_Attribute(node)
 
@@ -96,7 +107,7 @@ class _ModelScan(static_py._Scan):
 def _scan(src: str) -> Tuple[List[Tuple[str, int]], ast.Module]:
     tree = ast.parse(src, filename="candidate")
     s = _ModelScan()
-    s.visit(tree)
+    s.scan(tree)
     return s.found, tree
 
 

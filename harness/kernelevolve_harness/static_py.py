@@ -69,12 +69,27 @@ def _is_jit(fn: ast.FunctionDef) -> bool:
     return False
 
 
+# Roots whose methods are the candidate's own code whatever they are called (a ModelNew's C++ library: cpp.relu(...)
+# is the user's function named relu)
+OWN_ROOTS = {"cpp"}
+
+
 class _Scan(ast.NodeVisitor):
     def __init__(self) -> None:
         self.found: List[Tuple[str, int]] = []
         self.modules: Set[str] = set()  # local names bound to imported modules
         self.tl_names: Set[str] = {"tl"}  # local names bound to triton.language
         self.in_jit = 0
+        self.own: Set[str] = set()  # functions and methods the candidate defines (a name alone never rejects)
+        self.called: Set[int] = set()  # ids of the Attribute nodes that are a call's function
+
+    def scan(self, tree: ast.AST) -> None:
+        self.own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.visit(tree)
+
+    def own_method(self, root: Optional[str], attr: str) -> bool:
+        """cpp.relu(...), self.relu(...) where the candidate defines relu: its own code, not a library's."""
+        return root in OWN_ROOTS or (root == "self" and attr in self.own)
 
     def add(self, what: str, node: ast.AST) -> None:
         self.found.append((what, getattr(node, "lineno", 0)))
@@ -97,6 +112,8 @@ class _Scan(ast.NodeVisitor):
                 self.add(f"a star import (from {mod} import *)", node)
             elif mod.split(".")[0] == "torch" and a.name not in TORCH_ALLOWED | TORCH_IMPORTABLE:
                 self.add(f"the library function {mod}.{a.name} (a fallback)", node)
+            elif mod.split(".")[0] == "numpy" and a.name in FALLBACK_METHODS:
+                self.add(f"the library function {mod}.{a.name} (a fallback bound to a name)", node)
             else:
                 self._check_module(f"{mod}.{a.name}", node, leaf=True)
                 self.modules.add(a.asname or a.name)
@@ -140,6 +157,11 @@ class _Scan(ast.NodeVisitor):
         dotted = _dotted(node)
         parts = dotted.split(".")
         kernel_language = self.in_jit or parts[0] in self.tl_names or dotted.startswith("triton.language")
+        if (isinstance(node.ctx, ast.Load) and id(node) not in self.called and node.attr in FALLBACK_METHODS
+                and not kernel_language and not self.own_method(_root(node), node.attr)):
+            # f = torch.softmax, f = x.sum, fn(torch.exp): a library function reached later through another name
+            self.add(f"{dotted or node.attr} taken without a call (a library function bound to another name)", node)
+            return
         if node.attr in DANGEROUS_ATTRS and not kernel_language:
             self.add(f"{dotted or node.attr} (files, pickles, ctypes or string evaluation)", node)
             return
@@ -153,6 +175,11 @@ class _Scan(ast.NodeVisitor):
             return
         self.generic_visit(node)
 
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if isinstance(node.value, ast.Name) and node.value.id in self.modules:
+            self.add(f"the module {node.value.id} bound to another name (its functions reached through it)", node)
+        self.generic_visit(node)
+
     def visit_Global(self, node: ast.Global) -> None:
         self.add("a global statement (state kept across calls)", node)
 
@@ -162,6 +189,13 @@ class _Scan(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute):
+            self.called.add(id(node.func))
+        if not self.in_jit:
+            for a in list(node.args) + [k.value for k in node.keywords]:
+                if isinstance(a, ast.Name) and a.id in self.modules and a.id not in self.tl_names:
+                    self.add(f"the module {a.id} passed as an argument (its functions reached through another name)",
+                             node)
         if not self.in_jit and isinstance(node.func, ast.Attribute):
             dotted = _dotted(node.func)
             root = _root(node.func)
@@ -169,7 +203,8 @@ class _Scan(ast.NodeVisitor):
                 pass
             elif dotted.startswith("torch.") and node.func.attr not in TORCH_ALLOWED:
                 self.add(f"the library call {dotted} (a fallback)", node)
-            elif root not in self.modules and node.func.attr in FALLBACK_METHODS:
+            elif root not in self.modules and node.func.attr in FALLBACK_METHODS and not self.own_method(
+                    root, node.func.attr):
                 self.add(f"the tensor method .{node.func.attr}() (a library fallback)", node)
             elif root in self.modules and root not in ("triton", "tl", "math", "functools", "typing", "torch"):
                 if node.func.attr in FALLBACK_METHODS:
@@ -180,7 +215,7 @@ class _Scan(ast.NodeVisitor):
 def _scan(src: str, where: str) -> List[Tuple[str, int]]:
     tree = ast.parse(src, filename=where)
     s = _Scan()
-    s.visit(tree)
+    s.scan(tree)
     return s.found
 
 

@@ -22,3 +22,10 @@ class Verdict(Exception):
 def shape_text(shape: Dict[str, Any]) -> str:
     """A shape as its verdict's sentences name it: {rows=4096, cols=1024}."""
     return "{" + ", ".join(f"{k}={v}" for k, v in shape.items()) + "}"
+
+
+def alias_verdict(where: str, alias: str) -> Verdict:
+    """An output in memory it may not share (_worker.Worker.alias)."""
+    return Verdict("incorrect", f"On {where}, the candidate {alias}: every call must return outputs in memory of "
+                                f"their own (declare the argument in INPLACE where the operation writes it, or in "
+                                f"OUTPUTS where the caller passes the output buffer).")

@@ -46,6 +46,13 @@ CASES = [
     ("singledispatch", "from functools import singledispatch\n", "    pass"),
     ("operator.attrgetter", "import operator\n", "    operator.attrgetter('x')(x)"),
     ("torch.jit", "", "    torch.jit.script(softmax)"),
+    # a library function reached through another name
+    ("library function bound to a name", "", "    f = torch.softmax\n    y[:] = f(x, 1)"),
+    ("tensor method bound to a name", "", "    f = x.softmax\n    y[:] = f(1)"),
+    ("library function passed along", "", "    y[:] = apply(torch.exp, x)"),
+    ("module passed as an argument", "", "    y[:] = apply(torch, x)"),
+    ("module bound to another name", "", "    m = torch\n    y[:] = m.zeros_like(x)"),
+    ("numpy function imported under another name", "from numpy import exp as e\n", "    pass"),
 ]
 
 

@@ -80,7 +80,8 @@ def _triton_path():
         pass
     folder = os.environ.get("KERNELEVOLVE_TEST_TRITON") or str(REPO / ".cache" / "triton-py")
     if not (Path(folder) / "triton" / "__init__.py").exists():
-        pytest.skip(f"Triton is not installed (pip install --target {folder} --no-deps triton)")
+        pytest.skip(f"Triton is not installed here (no Debian package; where pip's index is reachable: pip install "
+                    f"--target {folder} --no-deps triton); scripts/gpu/parts/smoke.sh runs this test on the GPU machine")
     return folder
 
 

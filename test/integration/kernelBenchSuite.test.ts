@@ -196,9 +196,12 @@ describe('kernelevolve suite', () => {
     expect(result.problems.map((p: any) => p.problem)).toEqual(['level1/1_relu_scale', 'level1/2_softmax_rows', 'level1/89_cumsum', 'level2/1_relu_scale']);
     for (const p of result.problems) {
       expect(p.status, p.reason).toBe('ok');
-      // a loaded CI machine's CPU timing is noisy; the H200's figure is in docs/benchmarks.md
-      expect(p.speedup).toBeGreaterThan(0.5);
-      expect(p.speedup).toBeLessThan(2);
+      // identical code against itself: its interval covers 1.00, and says so however loaded the machine (20 runs
+      // beside two busy processes: docs/benchmarks.md, "CPU self-judgement")
+      const [lo, hi] = p.interval;
+      expect(lo <= 1 && hi >= 1, `${p.problem} read ${p.speedup.toFixed(3)}x against itself, interval ${lo.toFixed(3)}-${hi.toFixed(3)} (width ${(hi - lo).toFixed(3)})`).toBe(true);
+      expect(p.speedup).toBeGreaterThanOrEqual(lo);
+      expect(p.speedup).toBeLessThanOrEqual(hi);
       expect(p.kernelbench).toBeGreaterThan(0);
       expect(p.wallSeconds).toBeGreaterThan(0);
     }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A quick check that the harness as it stands works on the GPU: the harness's GPU test file, and each public
+# A quick check that the harness as it stands works on the GPU: the harness's GPU test files (and the Triton
+# compile test, which CI cannot run: no Triton there), and each public
 # Triton kernel's baseline judged once against itself through the CLI (needs .external/, carried). ~4 minutes.
 # Usage (by scripts/gpu/round.sh): bash scripts/gpu/parts/smoke.sh RAWDIR
 set -uo pipefail
@@ -9,7 +10,8 @@ if ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; th
 fi
 echo "-- harness GPU tests"
 # SMOKE_K: only the tests whose names match (pytest -k)
-PYTHONPATH=harness timeout 240 python3 -m pytest harness/tests/test_gpu_backends.py harness/tests/test_kernelbench_gpu.py -q -rs \
+PYTHONPATH=harness timeout 240 python3 -m pytest harness/tests/test_gpu_backends.py harness/tests/test_kernelbench_gpu.py \
+  harness/tests/test_triton_store.py -q -rs \
   ${SMOKE_K:+-k "$SMOKE_K"} 2>&1 | tail -25
 [ "${SMOKE_PUBLIC:-1}" = 0 ] && exit 0
 echo "-- public kernels, baseline against itself"
