@@ -707,9 +707,23 @@ class CandidateWorker(Worker):
                 A.poison(leaf)
 
     def correctness(self) -> None:
+        """Each shape's calls: per seed, the call on the last seed's buffers (rep 2, from the second seed on) and
+        two runs (reps 0 and 1); the wide-input call (robustness pass) comes in among them where the judge drew it
+        (wide_at: after that many of the shape's calls)."""
         seeds = self.cfg["seeds"]
+        wide = self.cfg.get("inputs", "wide") == "wide"
+        wide_at = list(self.cfg.get("wide_at") or [0] * len(self.shapes))
         for i in range(len(self.shapes)):
             carried: Optional[Tuple[List[Any], List[Tuple[int, A.Guard]]]] = None  # the last run's buffers
+            made = 0  # the shape's calls so far
+
+            def wide_now() -> None:
+                nonlocal made
+                if wide and made == wide_at[i]:
+                    self.wide_call(i, seeds[0])
+                made += 1
+
+            wide_now()  # wide_at 0: before the shape's first call
             for n, seed in enumerate(seeds):
                 # drawn once per seed: the kernel gets a guarded copy, so these stay pristine for the second run (a
                 # draw of a published KernelBench input takes seconds)
@@ -717,6 +731,7 @@ class CandidateWorker(Worker):
                 if carried is not None:  # the previous seed's buffers, with this seed's inputs (rep 2)
                     self.same_buffers_call(i, seed, args, *carried)
                     carried = None
+                    wide_now()
                 for rep in (0, 1):  # the second run checks determinism
                     gargs, guards = self.guarded_args(args)
                     self.poison_outputs(gargs)
@@ -741,11 +756,11 @@ class CandidateWorker(Worker):
                     del result, outs
                     if rep == 0:
                         del gargs, guards
+                    wide_now()
                 if n + 1 < len(seeds):
                     carried = (gargs, guards)
                 del gargs, guards, args
-        if self.cfg.get("inputs", "wide") == "wide":
-            for i in range(len(self.shapes)):
+            if wide and made <= wide_at[i]:  # drawn past the shape's calls: it comes last
                 self.wide_call(i, seeds[0])
         M.release(self.backend.gpu, max(self.set_bytes.values(), default=0))
 

@@ -336,7 +336,10 @@ class Judge:
         self.threads_allowed = threads_allowed
         self.worker.send({"type": "candidate", "candidate_artifact": cand_build.artifact, "seeds": self.seeds,
                           "outputs": self.outputs, "inplace": self.inplace, "threads_allowed": threads_allowed,
-                          "inputs": self.opts.inputs, "share_bytes": self.answers.share_bytes})
+                          "inputs": self.opts.inputs, "share_bytes": self.answers.share_bytes,
+                          # where each shape's wide-input call comes among its correctness calls (after how many
+                          # of them): drawn here, so that no call count is the one checked on wide inputs
+                          "wide_at": [self.rng.randrange(0, 3 * len(self.seeds)) for _ in self.shapes]})
         t = time.monotonic()
         if precompiling:  # a crash or a hang in loading it is the load stage's, in its first calls the correctness
             self._expect("precompile_loaded", "load")  # stage's, as they were
@@ -762,12 +765,13 @@ class Judge:
         t = time.monotonic()
         # The device is free again: the worker now sends what it kept (outputs and arguments of timed calls and
         # of the fresh-input call), while the reference process computes the expected outputs for all of it.
-        kept = [(i, e["seed"], e["factor"]) for i, passes in enumerate(received) for h in passes
+        kept = [(i, e["seed"], e["factor"], bool(e.get("wide"))) for i, passes in enumerate(received) for h in passes
                 for e in h["verify"] + [h["fresh"]]]
-        self.answers.prefetch(kept)
+        self.answers.prefetch([k[:3] for k in kept if not k[3]])
+        self.answers.prefetch([k[:3] for k in kept if k[3]], wide=True)
         # a key kept twice (a CUDA graph refills each buffer set with the same input set every replay) is computed
         # once and let go after its last check
-        uses: Dict[Tuple[int, int, float], int] = {}
+        uses: Dict[Tuple[int, int, float, bool], int] = {}
         for k in kept:
             uses[k] = uses.get(k, 0) + 1
         for i, passes in enumerate(received):
@@ -787,11 +791,18 @@ class Judge:
                 for v in evidence["entries"]:
                     part = blobs[offset:offset + v["count"]]
                     offset += v["count"]
+                    wide = bool(v.get("wide"))
                     what = ("fresh inputs in the timed buffers after timing" if v["what"] == "fresh"
+                            else "wide inputs in the timed buffers between timed rounds" if wide
                             else f"a {v['what']} call, inputs scaled by {v['factor']:.3f}")
-                    self._check_call({"digests": v["digests"], "dtypes": v["dtypes"], "shared": v.get("shared"),
-                                      "alias": v.get("alias")}, part, i, v["seed"], v["factor"], what)
-                    k = (i, v["seed"], v["factor"])
+                    evidence_header = {"digests": v["digests"], "dtypes": v["dtypes"], "shared": v.get("shared"),
+                                       "alias": v.get("alias")}
+                    if wide:
+                        from .robustness import check_wide_probe
+                        check_wide_probe(self, evidence_header, part, i, v["seed"], what)
+                    else:
+                        self._check_call(evidence_header, part, i, v["seed"], v["factor"], what)
+                    k = (i, v["seed"], v["factor"], wide)
                     uses[k] = uses.get(k, 1) - 1
                     if uses[k] <= 0:
                         self.answers.forget(*k)

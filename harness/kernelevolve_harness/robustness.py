@@ -38,6 +38,23 @@ def check_wide_call(judge: Any, header: Dict[str, Any], blobs: List[Any], enable
                                        f"{v.reason.rstrip('.')}. It is not offered as a winner; {OPT_OUT}", v.log)
 
 
+def check_wide_probe(judge: Any, header: Dict[str, Any], blobs: List[Any], i: int, seed: int, what: str) -> None:
+    """Checks the wide-input call made between timed rounds (shape_timing.ShapeTiming._wide_probe): wrong there,
+    after being right on the robustness pass's call, is narrow_inputs too (a kernel that changes how it computes
+    after some calls is caught at whichever call it changes)."""
+    if header.get("alias"):
+        raise alias_verdict(f"shape {_shape_text(judge.shapes[i])}, seed {seed}, {what}", header["alias"])
+    ref_header = judge.answers.header(i, seed, 1.0, wide=True)
+    try:
+        judge._check_call(header, blobs, i, seed, 1.0, what, wide=True)
+    except Verdict as v:
+        if v.status != "incorrect":
+            raise
+        raise Verdict("narrow_inputs", f"Wrong on signed inputs of the problem's shapes and dtypes "
+                                       f"({ref_header.get('wide', '')}) given between timed rounds: "
+                                       f"{v.reason.rstrip('.')}. It is not offered as a winner; {OPT_OUT}", v.log)
+
+
 def require_every_pass(judge: Any, widened: List[int]) -> None:
     """Every shape whose draw the reference found narrow was judged on wide inputs."""
     for i in range(len(judge.shapes)):

@@ -102,6 +102,7 @@ class ShapeTiming:
         self.pinned: Dict[Tuple[Any, ...], List[Any]] = {}  # page-locked buffers for the copies in the rounds
         self.last_results: List[Any] = []  # what the candidate's last sample returned, per buffer set
         self.last_queued = ""
+        self.probed = False  # the wide-input probe made (_wide_probe)
 
     # --- before the lock ------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -151,6 +152,10 @@ class ShapeTiming:
             self.sets[name] = sets
             self.plan[name] = [(0, 1.0)] * n
             self.batch[name] = n
+        for _ in range(2):  # a whole sample of each, untimed: the memory their outputs take is had before the rounds
+            for name, k in self.kernels.items():
+                self._refill(name)
+                self.timer.start(name, k, [s[0] for s in sets])
 
     def _setup_gpu(self, set_bytes: int, cap: int) -> None:
         """Both kernels in the same buffers, timed the same way (so ratios compare): as CUDA graphs when either
@@ -282,6 +287,8 @@ class ShapeTiming:
                 j = self.rng.randrange(len(self.sets["candidate"]))
                 self._keep(self.sets["candidate"][j][0], self.last_results[j], self.plan["candidate"][j], "timed",
                            pinned=True)
+                if not self.probed and (self.mem.pool > 1 or not self.gpu):  # room for one more input set
+                    self._wide_probe(j)
             if rule.is_finished():
                 # a pass that stops before its floor (far below) takes the spot checks it has not reached in the
                 # rounds right after (the rule is asked again after each); the candidate cannot tell them apart
@@ -308,6 +315,30 @@ class ShapeTiming:
         self.phases["rounds"] = _perf_counter() - t0
         self.spans["rounds"] = [wall, time.time()]
         return report
+
+    def _wide_probe(self, j: int) -> None:
+        """An untimed call of the candidate on wide inputs (wide_inputs.py) in buffer set j, in the first spot-checked
+        round (a round drawn with the judge's secret), its outputs kept: the robustness pass is not a call the
+        candidate can count on being the only one on such inputs. Nothing where the problem's draw is not narrow
+        or the evaluation judges on the problem's inputs alone."""
+        self.probed = True
+        w = self.w
+        if w.cfg.get("inputs", "wide") != "wide":
+            return
+        args, narrow, _ = w.wide_inputs(self.i, self.fresh_seed)
+        if not narrow:
+            return
+        gargs = self.sets["candidate"][j][0]
+        w.refill(gargs, [args], 0, 1.0)  # its arrays and its own scalars, outputs poisoned
+        del args
+        result = w.spec.launch(w.kc, *gargs)
+        w.backend.synchronize()
+        returned = w.result_outputs(result, gargs)
+        alias = w.alias(returned, gargs)
+        outs = [self._host_copy(o, False) for o in returned]
+        self.kept.append(Kept({"seed": self.fresh_seed, "factor": 1.0, "what": "wide probe", "wide": True,
+                               "alias": alias}, outs, w.arg_digests(gargs), _seals(outs)))
+        w.backend.synchronize()
 
     def _refill(self, name: str) -> None:
         """New inputs for kernel name's next sample: a pool entry, scaled, into each of its buffer sets."""
@@ -343,7 +374,14 @@ class ShapeTiming:
             self._tripped(leftovers=left)
         gargs, guards = self.sets["candidate"][0]
         self.pool, self.last_results = [], []  # copied to the host already: room for the fresh inputs (memory_plan.py)
-        fresh_inputs = w.make_inputs(self.i, self.fresh_seed, 1.0)  # a seed never seen, in the same buffers
+        # a seed never seen, in the same buffers; on wide inputs in half the evaluations (drawn with the judge's
+        # secret) where the problem's draw is narrow
+        wide = w.cfg.get("inputs", "wide") == "wide" and self.rng.random() < 0.5
+        narrow = ""
+        if wide:
+            fresh_inputs, narrow, _ = w.wide_inputs(self.i, self.fresh_seed)
+        if not narrow:
+            wide, fresh_inputs = False, w.make_inputs(self.i, self.fresh_seed, 1.0)
         w.refill(gargs, [fresh_inputs], 0, 1.0)  # its arrays and its own scalars, outputs poisoned
         result = w.spec.launch(w.kc, *gargs)
         w.backend.synchronize()
@@ -351,8 +389,8 @@ class ShapeTiming:
         returned = w.result_outputs(result, gargs)
         alias = w.alias(returned, gargs)
         fresh_outs = [self._host_copy(o, False) for o in returned]
-        fresh = Kept({"seed": self.fresh_seed, "factor": 1.0, "what": "fresh", "alias": alias}, fresh_outs,
-                     w.arg_digests(gargs), _seals(fresh_outs))
+        fresh = Kept({"seed": self.fresh_seed, "factor": 1.0, "what": "fresh", "wide": wide, "alias": alias},
+                     fresh_outs, w.arg_digests(gargs), _seals(fresh_outs))
         verify = [k.meta for k in self.kept]
         self.kept.append(fresh)
         self.phases["evidence"] = _perf_counter() - t0
