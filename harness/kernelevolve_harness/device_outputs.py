@@ -33,7 +33,7 @@ from .compare import tolerance
 # One call's outputs from this many bytes on are compared on their device (KERNELEVOLVE_DEVICE_COMPARE_BYTES;
 # 0 for every call's, "off" for none). 4 MiB: below it a host copy and numpy cost little; above it, at the rate a
 # search judges a softmax on an H200 (a hundred a minute and more), host comparisons cost a candidate 17 CPU
-# seconds where the device's cost 7 (docs/benchmarks.md, 2026-12-02), more than a 16-core host has to give.
+# seconds where the device's cost 7 (docs/benchmarks.md, "Judged candidates a minute"), more than a 16-core host has to give.
 SHARE_BYTES = 4 << 20
 
 

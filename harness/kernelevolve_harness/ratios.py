@@ -6,7 +6,7 @@ set each round ran in (the worker turns through a few sets, shared by both kerne
 (which kernel ran first). The pass's ratio is estimate(baseline) / estimate(candidate) (the median on a GPU, the
 lower quartile on a CPU), each kernel's estimate the geometric mean of its estimates in the rounds of either order:
 the kernel that runs second in a round can take longer (17-23% on one softmax shape on an H200, 1-3% on RMSNorms,
-2% less on another softmax; docs/benchmarks.md 2026-12-03, sixth session), and an estimate over rounds of both
+2% less on another softmax; docs/benchmarks.md, "What the timing corrects"), and an estimate over rounds of both
 orders mixed lands anywhere between the two orders' readings, wherever one order has a few rounds more. A shape
 timed in several passes (re-timed because its interval was wider than its goal and within reach of it) combines
 them as the geometric mean of two passes' ratios, or the median of three or more (one pass that caught the device
@@ -319,7 +319,7 @@ def intervals(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int
     cluster already averaged over placements, and the scatter between an eager pass's buffer sets (one set a
     round) says nothing of it: pooled with the softmax example's 60 us eager shape (4 sets whose ratios scattered
     by tens of percent while each set always ran the two kernels in one order, and that shape's second kernel runs
-    17-23% slower, docs/benchmarks.md 2026-12-03, sixth session), its 7 us graph shapes, known to +-2% by their
+    17-23% slower, docs/benchmarks.md, "What the timing corrects"), its 7 us graph shapes, known to +-2% by their
     rounds, read 0.50-2.0 (an H200 self-judgement, 2026-12-03)."""
     seed = repr([[len(p[0]) for p in s] for s in shapes])
     drawn = _bootstrap_numpy(shapes, estimate, rounds, seed)

@@ -133,7 +133,7 @@ class CacheFlush:
     memset a softmax whose rows unroll into a long program ran 49 us from one load of its module and 53 us from
     another load of the same source, whichever of the two was loaded second (so a kernel judged against itself read
     0.93-0.97 on that shape); after a copy, or no flush at all, both loads ran 49 us (scripts/gpu/order_effect.py;
-    docs/benchmarks.md, 2026-12-03, seventh session). In the harness that shape's candidate still ran 51-56 us
+    docs/benchmarks.md, "What the timing corrects"). In the harness that shape's candidate still ran 51-56 us
     after a call of itself where the baseline ran 49-50, and both 60 us after a call of the other: what stays of a
     kernel's code in the instruction caches depends on where it lies, so every sample now starts with them emptied
     (code_flush.py)."""
