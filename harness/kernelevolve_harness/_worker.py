@@ -566,7 +566,6 @@ class CandidateWorker(Worker):
             stage = "correctness"
             self.baseline_compiled = 0
             self.set_bytes: Dict[int, int] = {}  # each shape's input/output set, measured on its first call
-            self.returned_bytes: Dict[int, int] = {}
             self.correctness()
             try:  # what the compiler made of the kernel is read for the profile; a failed read fails no candidate
                 stats = self.backend.runtime_stats(self.kc, kernel)
@@ -713,6 +712,11 @@ class CandidateWorker(Worker):
         seeds = self.cfg["seeds"]
         wide = self.cfg.get("inputs", "wide") == "wide"
         wide_at = list(self.cfg.get("wide_at") or [0] * len(self.shapes))
+        # which of a shape's runs (reps 0 and 1 of each seed, in order) has its operators watched (watched_call),
+        # drawn by the judge
+        watch_at = list(self.cfg.get("watch_at") or [0] * len(self.shapes))
+        # a ModelNew's host code may run no library operator at all: every run is watched (no baseline runs beside)
+        every_run = self.backend.host_op_watch() is not None
         for i in range(len(self.shapes)):
             carried: Optional[Tuple[List[Any], List[Tuple[int, A.Guard]]]] = None  # the last run's buffers
             made = 0  # the shape's calls so far
@@ -736,16 +740,14 @@ class CandidateWorker(Worker):
                     gargs, guards = self.guarded_args(args)
                     self.poison_outputs(gargs)
                     self.send("calling", shape=i, seed=seed, rep=rep)
-                    watched = self.backend.watches_operators
-                    if watched and rep == 0 and seed == self.cfg["seeds"][0]:
+                    if self.backend.watches_operators and (every_run or 2 * n + rep == watch_at[i]):
                         result = self.watched_call(i, args, gargs)
                     else:
                         result = self.spec.launch(self.kc, *gargs)
                     self.backend.synchronize()
                     outs = self.result_outputs(result, gargs)
                     if rep == 0 and seed == self.cfg["seeds"][0]:
-                        self.returned_bytes[i] = M.new_output_bytes(outs, gargs)
-                        self.set_bytes[i] = M.array_bytes(args) + self.returned_bytes[i]
+                        self.set_bytes[i] = M.array_bytes(args) + M.new_output_bytes(outs, gargs)
                     alias = self.alias(outs, gargs)
                     self.send_outputs("call", outs, phase="correct", shape=i, seed=seed, factor=1.0, rep=rep,
                                       guard=self.guard_damage(guards), leftovers=self.leftovers(),
@@ -798,7 +800,7 @@ class CandidateWorker(Worker):
                           alias=self.alias(outs, gargs))
         self.remember(outs)
 
-    def watched_call(self, i: int, args: List[Any], gargs: List[Any]) -> Any:
+    def watched_call(self, i: int, args: List[Any], gargs: List[Any], after_timing: bool = False) -> Any:
         """The candidate's call with its GPU torch operators recorded; those the baseline's launch does not
         also run are a library fallback written with operators."""
         from .op_watch import watch
@@ -821,7 +823,7 @@ class CandidateWorker(Worker):
             self.baseline_compiled += self.backend.compiled_since(before)
         result, ops = watch(lambda: self.spec.launch(self.kc, *gargs))
         if ops is not None and base_ops is not None and ops - base_ops:
-            self.send("fallback", shape=i, ops=sorted(ops - base_ops), library=library)
+            self.send("fallback", shape=i, ops=sorted(ops - base_ops), library=library, after_timing=after_timing)
         return result
 
     # --- timing ------------------------------------------------------------------------------------

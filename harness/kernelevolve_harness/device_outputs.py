@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import arrays as A
 from .chunked_compare import CHUNK_ELEMENTS, check
-from .compare import tolerance
+from .tolerances import tolerance
 
 # One call's outputs from this many bytes on are compared on their device (KERNELEVOLVE_DEVICE_COMPARE_BYTES;
 # 0 for every call's, "off" for none). 4 MiB: below it a host copy and numpy cost little; above it, at the rate a

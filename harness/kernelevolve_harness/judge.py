@@ -339,7 +339,9 @@ class Judge:
                           "inputs": self.opts.inputs, "share_bytes": self.answers.share_bytes,
                           # where each shape's wide-input call comes among its correctness calls (after how many
                           # of them): drawn here, so that no call count is the one checked on wide inputs
-                          "wide_at": [self.rng.randrange(0, 3 * len(self.seeds)) for _ in self.shapes]})
+                          "wide_at": [self.rng.randrange(0, 3 * len(self.seeds)) for _ in self.shapes],
+                          # and which of them has its library operators watched (the op watch)
+                          "watch_at": [self.rng.randrange(0, 2 * len(self.seeds)) for _ in self.shapes]})
         t = time.monotonic()
         if precompiling:  # a crash or a hang in loading it is the load stage's, in its first calls the correctness
             self._expect("precompile_loaded", "load")  # stage's, as they were
@@ -489,6 +491,8 @@ class Judge:
             what = "failed to load" if header.get("stage") == "load" else f"raised an error in the {header.get('stage')} stage"
             raise Verdict("runtime_error", f"The candidate {what}{self._where()}: {first[:300]}",
                           header.get("trace", "") + "\n" + self.worker.log())
+        if header["type"] == "fallback":
+            raise self._fallback(header)
         if header["type"] == "tampered":
             when = "when its module was imported" if header.get("after") == "import" else "during its calls"
             raise Verdict("incorrect", f"The candidate {header.get('change')} {when}: nothing a candidate does may "
@@ -581,16 +585,6 @@ class Judge:
             if header["type"] == "calling":
                 self.current = (header["shape"], header["seed"])
                 continue
-            if header["type"] == "fallback":
-                if header.get("library") == "numpy":
-                    raise Verdict("static_rejected", f"On shape {_shape_text(self.shapes[header['shape']])}, the "
-                                                     f"candidate's host code computes with "
-                                                     f"{', '.join(header['ops'][:5])}: a library fallback outside "
-                                                     f"the kernel.")
-                ops = ", ".join(f"torch {o}" for o in header["ops"][:5])
-                raise Verdict("static_rejected", f"On shape {_shape_text(self.shapes[header['shape']])}, the "
-                                                 f"candidate's host code computes with {ops} on the GPU, which "
-                                                 f"the baseline does not: a library fallback outside the kernel.")
             if header["type"] == "correct_done":
                 self.compile_stats.update(header.get("compile") or {})
                 self.current = None
@@ -625,11 +619,24 @@ class Judge:
                 first.pop((i, seed), None)
                 self.answers.forget(i, seed, 1.0)
 
+    def _fallback(self, header: Dict[str, Any]) -> Verdict:
+        """The op watch saw library operators in the candidate's host code (_worker.watched_call)."""
+        where = f"On shape {_shape_text(self.shapes[header['shape']])}" + (
+            ", on fresh inputs after the timed rounds" if header.get("after_timing") else "")
+        if header.get("library") == "numpy":
+            return Verdict("static_rejected", f"{where}, the candidate's host code computes with "
+                                              f"{', '.join(header['ops'][:5])}: a library fallback outside the kernel.")
+        ops = ", ".join(f"torch {o}" for o in header["ops"][:5])
+        return Verdict("static_rejected", f"{where}, the candidate's host code computes with {ops} on the GPU, which "
+                                          f"the baseline does not: a library fallback outside the kernel.")
+
     def _expect_any(self, stage: str) -> Tuple[Dict[str, Any], List[bytes]]:
         assert self.worker is not None
         header, blobs = self._recv(self.worker, stage)
         if header["type"] == "refused":  # memory_plan.py: the problem does not fit the device, whatever the kernel
             raise SpecError(str(header.get("message", ""))[:2000])
+        if header["type"] == "fallback":
+            raise self._fallback(header)
         if header["type"] == "error":
             raise Verdict("runtime_error", f"The candidate raised an error in the {header.get('stage')} stage"
                                            f"{self._where()}: {header.get('message', '')[:300]}",

@@ -15,6 +15,7 @@ import os
 from typing import Any, Dict, Optional
 
 from .backends.base import cache_dir, content_key
+from .tolerances import KERNELBENCH_TOLERANCE, judged_tolerance
 from .spec import SpecError
 
 REQUIRED = ("Model", "get_inputs", "get_init_inputs")
@@ -161,4 +162,22 @@ def describe_problem(path: str) -> Optional[Dict[str, Any]]:
         return None
     facts = describe(spec_for(path))
     facts.update(spec=os.path.abspath(path), source=os.path.abspath(path), kernel="ModelNew", problem="kernelbench")
+    facts["judged_tolerance"] = judged_tolerance(_own_tolerance(path) or KERNELBENCH_TOLERANCE)
     return facts
+
+
+def _own_tolerance(path: str) -> Optional[Dict[str, Any]]:
+    """A problem's own TOLERANCE literal (model_problem.py reads the same name), or None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TOLERANCE" for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            return value if isinstance(value, dict) else None
+    return None

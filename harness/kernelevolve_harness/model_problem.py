@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
-from .compare import KERNELBENCH_TOLERANCE
+from .tolerances import KERNELBENCH_TOLERANCE
 from .kernelbench import init_only_names
 
 INIT_SEED = 42

@@ -214,6 +214,8 @@ def describe(spec_path: str) -> Dict[str, Any]:
             facts["inplace"] = _index_list(literal, "INPLACE", where) or []  # type: ignore[arg-type]
         if "TOLERANCE" not in facts["computed"]:
             facts["tolerance"] = _tolerance(getattr(literal, "TOLERANCE", None), where)
+            from .tolerances import judged_tolerance
+            facts["judged_tolerance"] = judged_tolerance(facts["tolerance"])
     except SpecError as e:
         facts["error"] = str(e)
         return facts

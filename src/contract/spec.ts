@@ -28,6 +28,9 @@ export interface KernelSpec {
   sourcePath: string;
   /** The function being evolved. */
   kernel: string;
+  /** The (rtol, atol) the judge applies per float dtype, as the harness says (describe-spec); absent where the
+   * spec computes its TOLERANCE at import. Prompts quote it: the one source of the rule is the judge. */
+  judgedTolerance?: Record<string, { rtol: number; atol: number }>;
 }
 
 /** The spec is wrong: the user's error; the message says what to fix. */

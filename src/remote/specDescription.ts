@@ -67,6 +67,8 @@ async function ask(specPath: string, python: string): Promise<SpecDescription> {
     inplace: Array.isArray(facts.inplace) ? facts.inplace as number[] : null,
     tolerance: facts.tolerance && typeof facts.tolerance === 'object' ? facts.tolerance as Record<string, number | Record<string, number>> : null,
     computed: Array.isArray(facts.computed) ? facts.computed.map(String) : [],
+    ...(facts.judged_tolerance && typeof facts.judged_tolerance === 'object'
+      ? { judgedTolerance: facts.judged_tolerance as Record<string, { rtol: number; atol: number }> } : {}),
     ...(facts.toolchain ? { toolchain: toolchainOf(facts.toolchain) } : {}),
   };
 }
@@ -99,5 +101,6 @@ export async function describeSpec(specPath: string, python = localPython()): Pr
 
 /** The four facts a run records of its spec. */
 export function kernelSpecOf(d: SpecDescription): KernelSpec {
-  return { specPath: d.specPath, backend: d.backend, sourcePath: d.sourcePath, kernel: d.kernel };
+  return { specPath: d.specPath, backend: d.backend, sourcePath: d.sourcePath, kernel: d.kernel,
+    ...(d.judgedTolerance ? { judgedTolerance: d.judgedTolerance } : {}) };
 }

@@ -1,12 +1,13 @@
 // One reading of a spec: the harness's `describe-spec`, which the CLI and the run starter use, agrees with the
 // editor's quick text reading on every example, and a spec the harness refuses is refused before anything runs.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, SpecError } from '../../src/contract/spec';
 import { loadSpec } from '../../src/engine/spec';
-import { describeSpec } from '../../src/remote/specDescription';
+import { describeSpec, kernelSpecOf } from '../../src/remote/specDescription';
+import { modelSystemMessage } from '../../src/engine/llm/modelPrompt';
 import { tempFolder } from '../support/tempFolders';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -43,6 +44,18 @@ describe('describe-spec', () => {
         .toEqual({ spec, backend: t.backend, sourcePath: t.sourcePath, kernel: t.kernel });
     }
   }, 120_000);
+
+  it('tells the LLM the judge\'s own tolerance for a KernelBench problem (float32 to 1e-4), and a problem\'s own TOLERANCE where it has one', async () => {
+    const problem = path.join(root, 'examples', 'kernelbench', 'cpu', 'relu_scale.py');
+    const d = await describeSpec(problem);
+    expect(d.judgedTolerance?.float32).toEqual({ rtol: 1e-4, atol: 1e-4 });
+    const prompt = modelSystemMessage(kernelSpecOf(d), undefined);
+    expect(prompt).toContain('float32 rtol 0.0001 atol 0.0001');
+    expect(prompt).not.toMatch(/rtol 1e-2/);
+    const own = path.join(tempFolder('ke-tol-'), 'loose.py');
+    writeFileSync(own, `${readFileSync(problem, 'utf8')}\nTOLERANCE = {"float32": {"rtol": 0.001, "atol": 0.002}}\n`);
+    expect(modelSystemMessage(kernelSpecOf(await describeSpec(own)), undefined)).toContain('float32 rtol 0.001 atol 0.002');
+  }, 60_000);
 
   it('names the same backends as the harness', () => {
     const r = spawnSync('python3', ['-m', 'kernelevolve_harness', 'describe-spec', '--spec', path.join(root, 'examples', 'cpp', 'matmul_blocked', 'spec.py')],

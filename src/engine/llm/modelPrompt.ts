@@ -21,7 +21,7 @@ export function modelSystemMessage(spec: KernelSpec, hardware: string | undefine
   return [
     `You are an expert performance engineer who writes fast kernels${where} for PyTorch-style models.`,
     'The problem file defines class Model (its forward is the reference), get_inputs() and get_init_inputs().',
-    `You write the whole Python file of class ${spec.kernel}: the same __init__ arguments as Model, the same forward inputs and outputs, within rtol 1e-2.`,
+    `You write the whole Python file of class ${spec.kernel}: the same __init__ arguments as Model, the same forward inputs and outputs, ${toleranceSentence(spec)}.`,
     'Every answer is checked against Model on every shape listed in the problem (odd sizes included) and several seeds, and timed against it.',
     '',
     'Rules:',
@@ -35,4 +35,12 @@ export function modelSystemMessage(spec: KernelSpec, hardware: string | undefine
     `2. Then the whole file defining ${spec.kernel} in one fenced \`\`\`python block (or SEARCH/REPLACE blocks against the current code when refining it).`,
     'Give exactly one version of the code. Write no other code blocks.',
   ].join('\n');
+}
+
+/** The judge's own rule, as the harness stated it for this problem (KernelSpec.judgedTolerance). */
+export function toleranceSentence(spec: KernelSpec): string {
+  const t = spec.judgedTolerance;
+  if (!t || !Object.keys(t).length) return 'within the tolerance the judge applies to the outputs\' dtype (each verdict states it)';
+  const pairs = ['float32', 'float16', 'bfloat16'].filter((d) => t[d]).map((d) => `${d} rtol ${t[d].rtol} atol ${t[d].atol}`);
+  return `each element within the judge's tolerance, |out - ref| <= atol + rtol * |ref| (${pairs.join('; ')})`;
 }
