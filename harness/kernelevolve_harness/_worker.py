@@ -96,10 +96,11 @@ class Worker:
                             A.scale(leaf, factor)
         return args
 
-    def wide_inputs(self, shape_index: int, seed: int) -> Tuple[List[Any], str, str]:
-        """The robustness pass's inputs for (shape, seed), what was narrow and what replaced it (wide_inputs.py)."""
-        from .wide_inputs import widen
-        return widen(self.make_inputs(shape_index, seed, 1.0), self.outputs, seed)
+    def wide_inputs(self, shape_index: int, seed: int, kind: Any = "wide") -> Tuple[List[Any], str, str]:
+        """The robustness pass's inputs for (shape, seed) of one kind (wide_inputs.PROBES; True is "wide"), what
+        was changed (for wide: what was narrow) and what replaced it; "" when the kind does not apply."""
+        from .wide_inputs import probe
+        return probe(self.make_inputs(shape_index, seed, 1.0), self.outputs, seed, kind if isinstance(kind, str) else "wide")
 
     def result_outputs(self, result: Any, args: List[Any]) -> List[Any]:
         outs = [x for o in A.as_output_list(result) for x in (A.leaves(o) if isinstance(o, (list, tuple)) else [o])]
@@ -330,7 +331,7 @@ class ReferenceWorker(Worker):
         i, seed, factor = req["shape"], req["seed"], req["factor"]
         narrow = wide = ""
         if req.get("wide"):  # the robustness pass: none when no input of this draw is narrow
-            args, narrow, wide = self.wide_inputs(i, seed)
+            args, narrow, wide = self.wide_inputs(i, seed, req["wide"])
             if not narrow:
                 self.send("ref", [], key=req["key"], digests=[], dtypes=[], narrow="", wide="")
                 return
@@ -371,14 +372,14 @@ class ReferenceWorker(Worker):
         (headers_only) what the judge needs to know of an input draw without outputs (its fingerprints, and for the
         robustness pass whether it is narrow). The last expected outputs stay on the device: the calls of one seed
         come one after another."""
-        i, seed, factor, is_wide = req["shape"], req["seed"], req["factor"], bool(req.get("wide"))
+        i, seed, factor, is_wide = req["shape"], req["seed"], req["factor"], req.get("wide") or False
         which = (i, seed, factor, is_wide)
         kept = self.expected if self.expected is not None and self.expected[0] == which else None
         if kept is None:
             self.expected = None  # the last expected outputs go before the next are made
             narrow = wide = ""
             if is_wide:
-                args, narrow, wide = self.wide_inputs(i, seed)
+                args, narrow, wide = self.wide_inputs(i, seed, is_wide)
             else:
                 args = self.make_inputs(i, seed, factor)
             digests = self.arg_digests(args)
@@ -767,20 +768,25 @@ class CandidateWorker(Worker):
         M.release(self.backend.gpu, max(self.set_bytes.values(), default=0))
 
     def wide_call(self, i: int, seed: int) -> None:
-        """The robustness pass on shape i, where the problem's draw is narrow (phase "wide")."""
-        args, narrow, _ = self.wide_inputs(i, seed)
-        if not narrow:
-            return
-        gargs, guards = self.guarded_args(args)
-        self.poison_outputs(gargs)
-        self.send("calling", shape=i, seed=seed, rep=0)
-        result = self.spec.launch(self.kc, *gargs)
-        self.backend.synchronize()
-        outs = self.result_outputs(result, gargs)
-        self.send_outputs("call", outs, phase="wide", shape=i, seed=seed, factor=1.0, rep=0,
-                          guard=self.guard_damage(guards), leftovers=self.leftovers(), digests=self.arg_digests(gargs),
-                          alias=self.alias(outs, gargs))
-        self.remember(outs)
+        """The robustness pass on shape i: a call on each kind of its inputs (wide_inputs.PROBES, the phase) that
+        applies to the problem's draw (wide: where it is narrow)."""
+        from .wide_inputs import PROBES
+        for kind in PROBES:
+            args, changed, _ = self.wide_inputs(i, seed, kind)
+            if not changed:
+                continue
+            gargs, guards = self.guarded_args(args)
+            del args
+            self.poison_outputs(gargs)
+            self.send("calling", shape=i, seed=seed, rep=0)
+            result = self.spec.launch(self.kc, *gargs)
+            self.backend.synchronize()
+            outs = self.result_outputs(result, gargs)
+            self.send_outputs("call", outs, phase=kind, shape=i, seed=seed, factor=1.0, rep=0,
+                              guard=self.guard_damage(guards), leftovers=self.leftovers(),
+                              digests=self.arg_digests(gargs), alias=self.alias(outs, gargs))
+            self.remember(outs)
+            del gargs, guards, result, outs
 
     def same_buffers_call(self, i: int, seed: int, args: List[Any], gargs: List[Any],
                           guards: List[Tuple[int, A.Guard]]) -> None:

@@ -577,7 +577,9 @@ class Judge:
         self.answers.prefetch([(i, seed, 1.0) for i in range(len(self.shapes)) for seed in self.seeds])
         wide = self.opts.inputs == "wide"
         if wide:
-            self.answers.prefetch([(i, self.seeds[0], 1.0) for i in range(len(self.shapes))], wide=True)
+            from .wide_inputs import PROBES
+            for kind in PROBES:
+                self.answers.prefetch([(i, self.seeds[0], 1.0) for i in range(len(self.shapes))], wide=kind)
         first: Dict[Tuple[int, int], Tuple[List[Any], List[str]]] = {}
         widened: List[int] = []  # the shapes judged on wide inputs
         while True:
@@ -592,7 +594,8 @@ class Judge:
                     from .robustness import require_every_pass
                     require_every_pass(self, widened)
                     for i in range(len(self.shapes)):  # checked: the wide expected outputs are not needed again
-                        self.answers.forget(i, self.seeds[0], 1.0, wide=True)
+                        for kind in PROBES:
+                            self.answers.forget(i, self.seeds[0], 1.0, wide=kind)
                 return
             if header["type"] != "call":
                 raise Verdict("runtime_error", f"The worker sent {header['type']!r} during correctness checks.")
@@ -601,6 +604,10 @@ class Judge:
                 from .robustness import check_wide_call
                 check_wide_call(self, header, blobs, wide)
                 widened.append(i)
+                continue
+            if header.get("phase") in ("small", "large"):
+                from .robustness import check_magnitude_call
+                check_magnitude_call(self, header, blobs, wide, header["phase"])
                 continue
             if rep not in (0, 1, 2):
                 raise Verdict("runtime_error", f"The worker sent a correctness call numbered {rep!r}.")

@@ -50,8 +50,9 @@ class ReferenceAnswers:
         self.on_device = self.share_bytes is not None and self.output_bytes >= self.share_bytes
 
     @staticmethod
-    def key(shape: int, seed: int, factor: float, wide: bool = False) -> str:
-        return f"{shape}:{seed}:{factor!r}" + (":wide" if wide else "")
+    def key(shape: int, seed: int, factor: float, wide: Any = False) -> str:
+        """wide: a robustness-pass kind (wide_inputs.PROBES; True is "wide"), or False for the problem's inputs."""
+        return f"{shape}:{seed}:{factor!r}" + (f":{wide if isinstance(wide, str) else 'wide'}" if wide else "")
 
     def prefetch(self, wanted: List[Tuple[int, int, float]], wide: bool = False, now: bool = False) -> None:
         """Asks for expected outputs ahead of need; the reference answers in order, computing the next while the
@@ -95,7 +96,8 @@ class ReferenceAnswers:
             return
         self.output_bytes = max(self.output_bytes, sum(len(b) for b in blobs))
         tol = self.tolerance()
-        self.cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol, got.endswith(":wide"))
+        from .wide_inputs import PROBES as probes  # the robustness pass's kinds: compared as wide (compare.py)
+        self.cache[got] = (header, [Expected(from_npy(b), header["dtypes"][k], tol, got.rsplit(":", 1)[-1] in probes)
                                     for k, b in enumerate(blobs)])
 
     def _wait_stage(self) -> str:

@@ -38,6 +38,31 @@ def check_wide_call(judge: Any, header: Dict[str, Any], blobs: List[Any], enable
                                        f"{v.reason.rstrip('.')}. It is not offered as a winner; {OPT_OUT}", v.log)
 
 
+def check_magnitude_call(judge: Any, header: Dict[str, Any], blobs: List[Any], enabled: bool, kind: str) -> None:
+    """Checks one call on the problem's inputs scaled down or up (wide_inputs.rescale), element by element where
+    the reference is finite; raises narrow_inputs when the outputs are wrong there."""
+    i, seed = header["shape"], header["seed"]
+    where = _shape_text(judge.shapes[i])
+    if not enabled:
+        raise Verdict("runtime_error", f"The worker ran the robustness pass on shape {where}, which this evaluation "
+                                       f"turned off (--inputs problem).")
+    if header.get("alias"):
+        raise alias_verdict(f"shape {where}, seed {seed}, {kind} inputs", header["alias"])
+    ref_header = judge.answers.header(i, seed, 1.0, wide=kind)
+    if not ref_header.get("narrow"):
+        judge.answers.forget(i, seed, 1.0, wide=kind)
+        return  # no input was scaled: the probe does not apply
+    try:
+        judge._check_call(header, blobs, i, seed, 1.0, f"{kind} inputs", wide=kind)
+    except Verdict as v:
+        if v.status != "incorrect":
+            raise
+        raise Verdict("narrow_inputs", f"Right on the problem's inputs but wrong on {ref_header.get('wide', '')} "
+                                       f"({ref_header['narrow']}), where the reference stays finite: "
+                                       f"{v.reason.rstrip('.')}. A formula that loses precision or overflows at "
+                                       f"other magnitudes is not offered as a winner; {OPT_OUT}", v.log)
+
+
 def check_wide_probe(judge: Any, header: Dict[str, Any], blobs: List[Any], i: int, seed: int, what: str) -> None:
     """Checks the wide-input call made between timed rounds (shape_timing.ShapeTiming._wide_probe): wrong there,
     after being right on the robustness pass's call, is narrow_inputs too (a kernel that changes how it computes

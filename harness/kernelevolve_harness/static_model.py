@@ -72,6 +72,7 @@ class _ModelScan(static_py._Scan):
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.chained.add(id(node.value))
         dotted = static_py._dotted(node)
         parts = dotted.split(".")
         # nn.Module / torch.nn.Parameter and friends, and super().__init__: a module's own plumbing
@@ -81,7 +82,7 @@ class _ModelScan(static_py._Scan):
             self.generic_visit(node.value)
             return
         if (parts[0] in self.numpy_names and len(parts) == 2 and parts[1] not in NUMPY_ALLOWED | NUMPY_CONSTANTS
-                and id(node) not in self.called):
+                and self.taken(node)):
             # f = np.maximum: numpy's computation reached later through another name
             self.add(f"{dotted} taken without a call (a numpy function bound to another name)", node)
             return

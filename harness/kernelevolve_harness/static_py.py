@@ -82,6 +82,7 @@ class _Scan(ast.NodeVisitor):
         self.in_jit = 0
         self.own: Set[str] = set()  # functions and methods the candidate defines (a name alone never rejects)
         self.called: Set[int] = set()  # ids of the Attribute nodes that are a call's function
+        self.chained: Set[int] = set()  # ids of the nodes an attribute is read from (self.linear in self.linear.weight)
 
     def scan(self, tree: ast.AST) -> None:
         self.own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -147,7 +148,12 @@ class _Scan(ast.NodeVisitor):
         elif node.id in DANGEROUS_ATTRS and not self.in_jit:
             self.add(f"{node.id} (files, pickles, ctypes or string evaluation)", node)
 
+    def taken(self, node: ast.Attribute) -> bool:
+        """node names a function that is neither called nor read further: bound or passed (f = torch.softmax)."""
+        return isinstance(node.ctx, ast.Load) and id(node) not in self.called and id(node) not in self.chained
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.chained.add(id(node.value))
         if node.attr.startswith("_"):
             self.add(f"a private or dunder attribute ({node.attr})", node)
         elif node.attr in FORBIDDEN_ATTRS:
@@ -157,8 +163,8 @@ class _Scan(ast.NodeVisitor):
         dotted = _dotted(node)
         parts = dotted.split(".")
         kernel_language = self.in_jit or parts[0] in self.tl_names or dotted.startswith("triton.language")
-        if (isinstance(node.ctx, ast.Load) and id(node) not in self.called and node.attr in FALLBACK_METHODS
-                and not kernel_language and not self.own_method(_root(node), node.attr)):
+        if (self.taken(node) and node.attr in FALLBACK_METHODS and not kernel_language
+                and not self.own_method(_root(node), node.attr)):
             # f = torch.softmax, f = x.sum, fn(torch.exp): a library function reached later through another name
             self.add(f"{dotted or node.attr} taken without a call (a library function bound to another name)", node)
             return

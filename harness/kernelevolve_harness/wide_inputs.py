@@ -7,6 +7,13 @@ shapes and dtypes with wider values (signed normal values of twice the problem's
 at 8 times that), the reference recomputed on them. Both workers make them from the same draw and seed, so they
 agree bit for bit; arrays whose values are all whole numbers (masks, indices, counts kept as floats) and pure
 outputs are left as drawn.
+
+Beside them, on every problem whatever its draw, two magnitude probes (PROBES): the problem's own inputs scaled
+down (SMALL: x1e-3, where an epsilon added in the wrong place shows: RMSNorm's eps outside the square root is within
+float32's tolerance at unit scale and several times off there), and scaled up to where exp-type functions overflow
+in the dtype (LARGE: largest magnitude 100 in float32 and bfloat16, 10 in float16, where a softmax without the
+row maximum subtracted turns NaN). The candidate must stay within tolerance wherever the reference does: elements are
+compared as on the wide inputs (compare.Expected, wide), where the reference's NaN and Inf are not compared.
 """
 from __future__ import annotations
 
@@ -20,6 +27,10 @@ from . import arrays as A
 SPREAD = 2.0  # the wide values' standard deviation, in units of the problem's largest magnitude (at least 1)
 EXTREME = 8.0  # the few extreme values, in the same units
 EXTREMES = 8  # how many
+SMALL = 1e-3
+LARGE = {"float16": 10.0}  # the largest input magnitude of the LARGE probe, by dtype
+LARGE_DEFAULT = 100.0  # float32 (exp overflows past 88.7) and bfloat16 (float32's range)
+PROBES = ("wide", "small", "large")  # the robustness pass's kinds of inputs
 CHUNK = 1 << 22  # elements per pass of the statistics (no temporary of a multi-GB input's size)
 DEVICE_CHUNK = 1 << 26  # on a GPU (each chunk's three reductions wait for the device once each)
 
@@ -110,3 +121,46 @@ def widen(args: List[Any], outputs: List[int], seed: int) -> Tuple[List[Any], st
     what = (f"normal values of standard deviation {'up to ' if len(set(sigmas)) > 1 else ''}{s:g}, a few at "
             f"\u00b1{EXTREME / SPREAD * s:g}")
     return wide, ", ".join(narrow), what
+
+
+def _dtype_name(x: Any) -> str:
+    return str(x.dtype).replace("torch.", "")
+
+
+def rescale(args: List[Any], outputs: List[int], kind: str) -> Tuple[List[Any], str, str]:
+    """The SMALL or LARGE probe: every float input that is not all whole numbers (nor a pure output) multiplied in
+    place (args are a fresh draw) by SMALL, or by what brings its largest magnitude to LARGE; what was scaled and
+    how, or ("", "") when nothing was."""
+    scaled: List[str] = []
+    targets: List[float] = []
+
+    def replace(j: int, x: Any) -> Any:
+        if j in outputs or not A.is_float(x) or A.nbytes(x) == 0:
+            return x
+        if (A.is_torch(x) and x.dtype.is_complex) or (not A.is_torch(x) and x.dtype.kind == "c"):
+            return x
+        lo, hi, whole = _stats(x)
+        top = max(abs(lo), abs(hi))
+        if whole or not np.isfinite(top) or top == 0:
+            return x
+        target = LARGE.get(_dtype_name(x), LARGE_DEFAULT)
+        A.scale(x, SMALL if kind == "small" else target / top)
+        scaled.append(f"argument {j}")
+        targets.append(target)
+        return x
+
+    out = [A.rebuild(a, lambda x, j=j: replace(j, x)) for j, a in enumerate(args)]
+    if not scaled:
+        return args, "", ""
+    how = (f"scaled by {SMALL:g}" if kind == "small" else
+           "scaled to a largest magnitude of " + "/".join(f"{v:g}" for v in sorted(set(targets)))
+           + " (where exp overflows in the dtype)")
+    return out, ", ".join(scaled), f"the problem's inputs {how}"
+
+
+def probe(args: List[Any], outputs: List[int], seed: int, kind: str) -> Tuple[List[Any], str, str]:
+    """The robustness pass's inputs of one kind (PROBES) made from a fresh draw: (args, what was changed, how);
+    ("", "") in the last two when the kind does not apply to this draw."""
+    if kind == "wide":
+        return widen(args, outputs, seed)
+    return rescale(args, outputs, kind)
