@@ -21,7 +21,7 @@ from . import arrays as A
 from . import device_outputs as D
 from . import kernelbench_timing
 from . import memory_plan as M
-from . import tamper
+from . import perturb, tamper
 from .backends import get_backend
 from .protocol import Channel
 from .shape_timing import Kept, ShapeTiming
@@ -88,12 +88,14 @@ class Worker:
         if factor != 1.0:
             # The scaling rule: float arrays (also inside lists, 0-dim ones included) that are not pure outputs
             # are multiplied by the factor; every other value, float scalars included, is passed as inputs()
-            # drew it. The reference and the candidate's buffers (refill) apply the same rule to the same draw.
+            # drew it, then times the rolled mask of perturb.py. The reference and the candidate's buffers (refill)
+            # apply the same rule to the same draw.
             for j, a in enumerate(args):
                 if j not in self.outputs:
                     for leaf in A.leaves(a):
                         if A.is_float(leaf):
                             A.scale(leaf, factor)
+                            perturb.apply(leaf, seed, factor)
         return args
 
     def wide_inputs(self, shape_index: int, seed: int, kind: Any = "wide") -> Tuple[List[Any], str, str]:
@@ -873,7 +875,7 @@ class CandidateWorker(Worker):
             self.send("verify", blobs, shape=i, entries=[entry], cpu_s=round(time.process_time(), 3))
             del e, blobs
 
-    def refill(self, gargs: List[Any], pool: List[List[Any]], p: int, factor: float) -> None:
+    def refill(self, gargs: List[Any], pool: List[List[Any]], p: int, factor: float, seed: int = 0) -> None:
         """Pool entry p into the same buffers, untimed: its arrays copied in (floats scaled by factor, the rule of
         make_inputs), outputs poisoned, and its own values beside the arrays (scalars, None, the numbers inside
         lists) in place of the last entry's, so every call sees one whole set of inputs, as the reference does."""
@@ -883,6 +885,7 @@ class CandidateWorker(Worker):
             A.copy_into(dst, a)
             if A.is_float(a) and factor != 1.0:
                 A.scale(dst, factor)
+                perturb.apply(dst, seed, factor)  # seed: the pool entry's draw
 
         for j, a in enumerate(src):
             gargs[j] = A.fill(gargs[j], a, (lambda dst, _a: A.poison(dst)) if j in self.outputs else load)

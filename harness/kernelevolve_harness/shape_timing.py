@@ -213,7 +213,7 @@ class ShapeTiming:
         ok = True
         for name, k in self.kernels.items():
             for (gargs, _), (p, f) in zip(sets, plan):
-                w.refill(gargs, self.pool, p, f)
+                w.refill(gargs, self.pool, p, f, self.pool_seeds[p])
             ok = ok and timer.capture(name, k, [s[0] for s in sets])
         self.phases["capture"] = _perf_counter() - t0
         if not ok:
@@ -359,7 +359,7 @@ class ShapeTiming:
         for j, (gargs, _) in enumerate(self.sets[name]):
             p, f = self.rng.randrange(len(self.pool)), self.rng.uniform(0.5, 2.0)
             self.plan[name][j] = (p, f)
-            self.w.refill(gargs, self.pool, p, f)
+            self.w.refill(gargs, self.pool, p, f, self.pool_seeds[p])
 
     # --- after the lock -------------------------------------------------------------------------------
     def evidence(self) -> Dict[str, Any]:
