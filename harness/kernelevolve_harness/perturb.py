@@ -5,7 +5,7 @@ from the factor's bits.
 With one common factor alone, two timed calls' inputs were related by a scale a memo could see: a row sum that
 remembered results keyed by a sample of 64 input elements, and returned a remembered result times f when a new
 sample was f times an old one, was judged 2.8-5.5x faster where computing the sums reads 0.55x. Now no two
-refills share their ratio element to element: the mask (values in [0.5, 2), one per pool entry and dtype, from
+refills share their ratio element to element: the mask (values in [0.9, 1.1), one per pool entry and dtype, from
 the entry's seed) is rolled by an offset among MASK_ELEMENTS, unique to the factor, so a sample's ratios to any
 earlier input differ from element to element. Inputs at factor 1.0 (the correctness calls, the fresh-input call)
 are the problem's own draw, untouched.
@@ -23,6 +23,10 @@ import numpy as np
 from . import arrays as A
 
 MASK_ELEMENTS = 1 << 20
+# The mask's factors: far enough from 1 that an output reused at any common scale is off by more than any
+# tolerance, near enough that the inputs keep the problem's range as the scale factor leaves it (rand's [0, 1)
+# stays below 3, where a HardSigmoid's clamp begins)
+MASK_LOW, MASK_HIGH = 0.9, 1.1
 _masks: Dict[Tuple[int, str, str], Any] = {}
 
 
@@ -32,7 +36,7 @@ def offset(factor: float) -> int:
 
 
 def _mask(like: Any, seed: int) -> Any:
-    """Per-element factors in [0.5, 2) for arrays like `like` (its dtype and device), from the pool entry's seed."""
+    """Per-element factors in [MASK_LOW, MASK_HIGH) for arrays like `like` (its dtype and device), from the pool entry's seed."""
     if A.is_torch(like):
         key = (seed, str(like.dtype), str(like.device))
     else:
@@ -44,11 +48,11 @@ def _mask(like: Any, seed: int) -> Any:
             import torch
             g = torch.Generator(device=like.device)
             g.manual_seed(seed % (2**63))
-            m = torch.empty(MASK_ELEMENTS, dtype=torch.float32, device=like.device).uniform_(0.5, 2.0, generator=g)
+            m = torch.empty(MASK_ELEMENTS, dtype=torch.float32, device=like.device).uniform_(MASK_LOW, MASK_HIGH, generator=g)
             _masks[key] = m.to(like.dtype)
         else:
             rng = np.random.default_rng([seed % (2**32), 7])
-            _masks[key] = rng.uniform(0.5, 2.0, MASK_ELEMENTS).astype(like.dtype)
+            _masks[key] = rng.uniform(MASK_LOW, MASK_HIGH, MASK_ELEMENTS).astype(like.dtype)
     return _masks[key]
 
 
