@@ -28,7 +28,7 @@ from .device_lock import device_lock, yield_s
 from .protocol import Channel, ChannelClosed, ChannelTimeout, DrainedChannel
 from .reference_answers import ReferenceAnswers
 from .spec import SpecError, read_header
-from .ratios import LEVEL, apart, intervals, lower_quartile, median, shape_estimate, worth_retiming
+from .ratios import LEVEL, apart, intervals, lower_quartile, median, shape_estimate, with_floor, worth_retiming
 from .static_c import strip_comments
 from .timing_settings import TimingSettings
 from .verdicts import Verdict, alias_verdict, shape_text as _shape_text
@@ -841,11 +841,14 @@ class Judge:
                 rows[-1]["memory"] = header["memory"]
         shape_iv, overall_iv = intervals([[_pass(h) for h in passes] for passes in received], estimate,
                                          kinds=[_timer(passes) for passes in received])
+        speedup = math.exp(sum(math.log(max(r["speedup"], 1e-12)) for r in rows) / len(rows))
+        if not gpu:  # what drifts between a CPU's passes (ratios.CPU_FLOOR)
+            shape_iv = [with_floor(iv, r["speedup"]) for iv, r in zip(shape_iv, rows)]
+            overall_iv = with_floor(overall_iv, speedup)
         for row, (lo, hi) in zip(rows, shape_iv):
             row["interval"] = [lo, hi]
         self.stages["verify_s"] = time.monotonic() - t
         method = ", ".join(sorted(set(methods)))
-        speedup = math.exp(sum(math.log(max(r["speedup"], 1e-12)) for r in rows) / len(rows))
         verdict: Dict[str, Any] = {
             "status": "ok",
             "reason": f"Correct on {n} shape(s) x {len(self.seeds)} seeds; {speedup:.2f}x the baseline "
@@ -855,7 +858,8 @@ class Judge:
                        "lock": bool(self.opts.lock), "lock_held": held or None,
                        "paired": "interleaved rounds",
                        "interval": f"{int(LEVEL * 100)}%: bootstrap over rounds, widened to the spread between buffer "
-                                   f"sets and passes and to the two run orders' readings"},
+                                   f"sets and passes and to the two run orders' readings"
+                                   + ("" if gpu else ", and to at least +-3% (what drifts between a CPU's passes)")},
         }
         flushed = [h.get("code_flush_bytes", 0) for passes in received for h in passes if h.get("timer") == "cuda-events"]
         if flushed:  # each event-timed sample started with the instruction caches emptied (code_flush.py; 0: not)

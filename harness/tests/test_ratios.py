@@ -266,3 +266,10 @@ def test_each_buffer_set_sees_both_orders() -> None:
     p = ordered_pass(random.Random(9), 80, 4, 1.2)
     for cl in clusters(p):
         assert len(cl) == 4 and set(cl[2]) == {cl[2][0]}
+
+
+def test_a_cpu_verdicts_interval_reaches_the_floor_of_what_drifts_between_passes() -> None:
+    from kernelevolve_harness.ratios import CPU_FLOOR, with_floor
+    lo, hi = with_floor((0.99, 1.01), 1.0)
+    assert lo == pytest.approx(math.exp(-CPU_FLOOR)) and hi == pytest.approx(math.exp(CPU_FLOOR))
+    assert with_floor((0.5, 2.0), 1.0) == (0.5, 2.0)  # a wider interval is kept as it is
