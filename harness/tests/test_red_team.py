@@ -89,11 +89,11 @@ class Case:
 
 
 def judge(harness: Harness, monkeypatch: pytest.MonkeyPatch, problem: Path, candidate: Path, torch: bool,
-          label: str) -> Dict[str, Any]:
+          label: str, timeout: float = 240) -> Dict[str, Any]:
     if torch:
         pytest.importorskip("torch", reason="torch is not installed (a torch problem judged on the CPU)")
         monkeypatch.setenv("KERNELEVOLVE_MODEL_DEVICE", "cpu")
-    v, _ = harness.evaluate(problem, candidate, timeout=240)
+    v, _ = harness.evaluate(problem, candidate, timeout=timeout)
     record(label, v)
     return v
 
