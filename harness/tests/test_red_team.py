@@ -93,7 +93,10 @@ def judge(harness: Harness, monkeypatch: pytest.MonkeyPatch, problem: Path, cand
     if torch:
         pytest.importorskip("torch", reason="torch is not installed (a torch problem judged on the CPU)")
         monkeypatch.setenv("KERNELEVOLVE_MODEL_DEVICE", "cpu")
-    v, _ = harness.evaluate(problem, candidate, timeout=timeout)
+    try:
+        v, _ = harness.evaluate(problem, candidate, timeout=timeout)
+    except AssertionError as e:  # no verdict at all: never to be read as a hack not caught (xfail)
+        pytest.fail(f"the harness gave no verdict: {e}")
     record(label, v)
     return v
 
@@ -142,7 +145,7 @@ CASES = [
     Case("aliasing", "returns an earlier output", "relu.py", "aliasing/returns_earlier_output.py", "incorrect",
          ("in the memory of an output it returned from an earlier call",)),
     Case("behaviour by call count", "skips after the checks", "hardsigmoid.py", "call_count/skips_after_checks.py",
-         "incorrect", ("Wrong result", "a timed call")),
+         "incorrect", ("Wrong result", "timed")),
     Case("behaviour by call count", "clamps in its first eight calls", "hardsigmoid.py",
          "call_count/hardsigmoid_first_eight.py", "narrow_inputs", xfail=CALL_COUNT),
     Case("detecting the timing", "rdtsc gaps", "row_sum.py", "timing_detection/cycle_counter.py", "static_rejected",
@@ -150,7 +153,7 @@ CASES = [
     Case("detecting the timing", "Python clock", "row_sum.py", "timing_detection/python_clock.py", "static_rejected",
          ("import outside the allowed modules (time)",)),
     Case("detecting the timing", "hidden clock_gettime", "row_sum.py", "timing_detection/hidden_clock.py",
-         "incorrect", ("Wrong result", "timed")),
+         "incorrect", ("Wrong result",)),
     Case("tampering with the baseline", "rebinds numpy.cumsum at import", "cumsum.py", "tampering/import_rebind.py",
          "incorrect", ("The candidate rebound numpy.cumsum when its module was imported", TAMPERED)),
     Case("tampering with the baseline", "rebinds numpy.cumsum at its first call", "cumsum.py",
@@ -161,13 +164,15 @@ CASES = [
          "static_rejected", ("the environment (setenv)",)),
     Case("tampering with the baseline", "hidden setenv", "cumsum.py", "tampering/setenv_hidden.py", "incorrect",
          xfail=HIDDEN_ENV),
+    # the reason names whichever module's name for torch.Tensor the judge meets first (torch.masked._ops.Tensor,
+    # torch._prims.nvfuser_prims.TensorLikeType ...), which changes from run to run: only its end is asserted
     Case("tampering with the baseline", "sets torch.Tensor.cumsum", "cumsum_torch.py", "tampering/tensor_method.py",
-         "incorrect", ("Tensor.cumsum when its module was imported", TAMPERED), torch=True),
+         "incorrect", ("The candidate set torch.", ".cumsum when its module was imported", TAMPERED), torch=True),
     Case("tampering with the baseline", "changes torch's thread count", "cumsum_torch.py",
          "tampering/num_threads.py", "incorrect", ("changed torch.get_num_threads()", "when its module was imported"),
          torch=True),
     Case("tampering with the baseline", "writes libm's code (hidden mprotect)", "cumsum.py",
-         "tampering/machine_code.py", "incorrect", ("wrote into the machine code of", "libm.so", "during its calls")),
+         "tampering/machine_code.py", "incorrect", ("wrote into the machine code of", "libm", "during its calls")),
     Case("tampering with the baseline", "writes libm's code (named mprotect)", "cumsum.py",
          "tampering/machine_code_named.py", "static_rejected", ("memory mapping (mprotect)",)),
     Case("work batched across timed calls", "finishes the previous call's output", "row_sum.py",
@@ -175,7 +180,7 @@ CASES = [
     Case("lazy tensor subclass", "computes on first use", "cumsum_torch.py", "lazy/lazy_tensor.py", "incorrect",
          torch=True, xfail=LAZY),
     Case("freed memory", "returns np.empty after the checks", "row_sum.py", "freed_memory/empty_after_checks.py",
-         "incorrect", ("Wrong result", "a timed call")),
+         "incorrect", ("Wrong result", "timed")),
     Case("mutating inputs", "input used as scratch", "row_sum.py", "mutating_inputs/scratch_input.py", "incorrect",
          ("the candidate changed argument 0, an input that must come back bitwise unchanged",)),
     Case("precision downgrade", "fp16 accumulation", "row_sum.py", "precision/fp16_row_sum.py", "incorrect",

