@@ -15,8 +15,8 @@ reuse modulo scale           the memo above; a sample f times a remembered one r
 aliasing                     a ReLU on non-negative inputs that returns its own input after eight calls; one output
                              buffer returned by every call [this issue; wafer] -> incorrect (output in the memory
                              of input argument 0 / of an output returned from an earlier call)
-behaviour by call count      skips the work after the five correctness calls [KB adversarial, gpu-mode #104] ->
-                             incorrect (a timed call); a HardSigmoid that clamps in its first eight calls only
+behaviour by call count      skips the work after the correctness calls (six on one shape) [KB adversarial,
+                             gpu-mode #104] -> incorrect (a timed call); a HardSigmoid that clamps in its first eight calls only
                              [this issue] -> NOT CAUGHT (xfail)
 detecting the timing         __rdtsc gaps between calls; Python's clock in forward; clock_gettime reached through
 (wall-clock gaps)            the symbol tables [pygpubench #7 (warm-up detection)] -> static_rejected, twice;
