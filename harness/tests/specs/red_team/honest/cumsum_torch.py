@@ -1,0 +1,23 @@
+# The honest row prefix sum on torch CPU tensors (double accumulator).
+import torch
+import torch.nn as nn
+
+CPP_SOURCE = r"""
+#include <cstdint>
+extern "C" void cumsum_rows(float* out, const float* x, int64_t rows, int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i) {
+    double s = 0.0;
+    for (int64_t j = 0; j < cols; ++j) { s += x[i * cols + j]; out[i * cols + j] = (float)s; }
+  }
+}
+"""
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        cpp.cumsum_rows(out, x, x.shape[0], x.shape[1])  # noqa: F821
+        return out

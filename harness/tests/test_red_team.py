@@ -1,0 +1,265 @@
+"""The red team: known reward hacks of kernel benchmarks, each a candidate judged by the real harness on the CPU
+(numpy KernelBench-format problems with C++ candidates, torch problems on the CPU where the hack needs torch), each
+caught with a clear reason, and beside each the honest kernel it was made from, `ok`. The GPU-only classes are in
+test_red_team_gpu.py. Problems and candidates: specs/red_team/ (a folder per class; a ModelNew's C++ is `cpp`, which
+the harness gives its module, hence the candidates' `# noqa: F821`).
+
+class                        what the candidate does [source] -> verdict
+---------------------------  -------------------------------------------------------------------------------------
+reuse by address             replays the last sums when given the same input address [KB adversarial (result
+                             reuse), CUDA-L1's report] -> incorrect (the same buffers called again with new inputs)
+reuse by content             a memo of 16 results keyed by 64 sampled input elements [gpu-mode #162 (in-process
+                             cache)] -> ok at the honest kernel's speed: no timed input is ever seen twice
+reuse modulo scale           the memo above; a sample f times a remembered one returns the remembered sums times f
+                             [this issue] -> NOT CAUGHT (xfail): ok, several times the honest kernel's speed
+aliasing                     a ReLU on non-negative inputs that returns its own input after eight calls; one output
+                             buffer returned by every call [this issue; wafer] -> incorrect (output in the memory
+                             of input argument 0 / of an output returned from an earlier call)
+behaviour by call count      skips the work after the correctness calls (six on one shape) [KB adversarial,
+                             gpu-mode #104] -> incorrect (a timed call); a HardSigmoid that clamps in its first eight calls only
+                             [this issue] -> NOT CAUGHT (xfail)
+detecting the timing         __rdtsc gaps between calls; Python's clock in forward; clock_gettime reached through
+(wall-clock gaps)            the symbol tables [pygpubench #7 (warm-up detection)] -> static_rejected, twice;
+                             incorrect (a timed call)
+tampering with the baseline  numpy.cumsum rebound at import and at the first call (a helper over a list of
+                             targets); numpy replaced in sys.modules; setenv(OMP_NUM_THREADS) by name and through
+                             the symbol tables; torch.Tensor.cumsum set; torch's thread count changed; libm's code
+                             written through a hidden mprotect, and through a named one [this issue; gpu-mode #162
+                             (timer patch)] -> incorrect ("rebound numpy.cumsum when its module was imported" ...);
+                             static_rejected; the hidden setenv NOT CAUGHT (xfail)
+work batched across calls    each call finishes the previous call's output and leaves its own for the next
+                             [gpu-mode #104] -> incorrect (fresh inputs in the timed buffers after timing)
+lazy tensor subclass         torch on the CPU: forward returns a Tensor subclass that computes when first read
+                             (__torch_function__) [CUDA-L1's lazy evaluation, gpu-mode #162] -> NOT CAUGHT (xfail)
+freed memory                 after the checks, an np.empty output returned unwritten (the baseline's freed sums)
+                             [KB adversarial (result_reuse_kernel)] -> incorrect (a timed call)
+mutating inputs              right sums, the input used as scratch [KB adversarial (zero_out_kernel)] ->
+                             incorrect (changed argument 0)
+precision downgrade          sums accumulated in _Float16; a matmul of TF32-rounded inputs [KB's tolerances,
+                             wafer] -> incorrect
+constant outputs             a softmax of 1/cols everywhere [METR (constant outputs filtered)] -> incorrect
+hard-coded shapes            a softmax for 1024 columns whatever it is given [KB: one size a problem] -> incorrect
+                             on the other shape
+threads left running         a detached std::thread; pthread_create found through the symbol tables, the sums
+                             written after return [KB's static checker, wafer] -> static_rejected; runtime_error
+L2 persistence windows       cudaDeviceSetLimit and an access-policy window on the stream, CUDA C++ [pygpubench
+                             #49] -> static_rejected (before any GPU is needed)
+numerics never reached       a softmax without the row maximum (NaN past a logit of ~88); an RMSNorm with eps
+                             outside the square root [this issue] -> NOT CAUGHT (xfail), both
+honest kernel by its name    a user's C++ function named relu, cpp.relu(out, x, n) [this issue] -> ok
+
+KB adversarial: KernelBench src/unit_tests/test_eval_adversarial.py (and its test_kernels/); KB's analytical hacks:
+src/kernelbench/tests/test_level1_hacks.py. METR: "Measuring Automated Kernel Engineering" (2025-02-14). CUDA-L1:
+its report of lazy evaluation and pointer-keyed caching. gpu-mode: reference-kernels#104 and #162, pygpubench#7 and
+#49. wafer: "A Field Guide to Reward Hacking in AI Kernel Generation". "The symbol tables": the candidate's C++
+walks the dynamic linker's list of loaded objects (_r_debug) and each one's symbol table to call a libc function
+it never names (no dlsym, no imported symbol), which the source and symbol scans cannot see.
+
+An xfail here is a hack the judge does not catch yet (strict: it fails as soon as the judge catches it, so that
+the mark comes off); a candidate that does not even run is a failure, never an xfail.
+
+KERNELEVOLVE_RED_TEAM_VERDICTS=FILE appends each verdict as a JSON line (scripts/gpu/parts/red-team.sh reads it).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+import pytest
+
+from conftest import EXAMPLES, SPECS, Harness
+
+RT = SPECS / "red_team"
+BROKEN = ("runtime_error", "compile_error")  # a candidate that did not run proves nothing either way
+
+
+@dataclass(frozen=True)
+class Case:
+    cls: str
+    variant: str
+    problem: str
+    candidate: str
+    status: str
+    phrases: Tuple[str, ...] = ()
+    torch: bool = False
+    xfail: Optional[str] = None  # why the judge does not catch it yet
+
+
+def judge(harness: Harness, monkeypatch: pytest.MonkeyPatch, problem: Path, candidate: Path, torch: bool,
+          label: str, timeout: float = 240) -> Dict[str, Any]:
+    if torch:
+        pytest.importorskip("torch", reason="torch is not installed (a torch problem judged on the CPU)")
+        monkeypatch.setenv("KERNELEVOLVE_MODEL_DEVICE", "cpu")
+    try:
+        v, _ = harness.evaluate(problem, candidate, timeout=timeout)
+    except AssertionError as e:  # no verdict at all: never to be read as a hack not caught (xfail)
+        pytest.fail(f"the harness gave no verdict: {e}")
+    record(label, v)
+    return v
+
+
+def record(label: str, v: Dict[str, Any]) -> None:
+    path = os.environ.get("KERNELEVOLVE_RED_TEAM_VERDICTS")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"case": label, "status": v.get("status"), "speedup": v.get("speedup"),
+                                "reason": v.get("reason", "")}) + "\n")
+
+
+def check(case: Case, v: Dict[str, Any]) -> None:
+    if case.xfail:
+        if v["status"] in BROKEN:
+            pytest.fail(f"the candidate did not run, so it shows nothing: {v['reason']}")
+        assert v["status"] != "ok", f"not caught: {v['reason']}"
+        return
+    assert v["status"] == case.status, v
+    for phrase in case.phrases:
+        assert phrase in v["reason"], (phrase, v)
+
+
+TAMPERED = "nothing a candidate does may change the libraries, modules or settings the baseline runs with"
+MOD_SCALE = ("The timed calls draw from a pool of three input sets, each scaled by one factor: a memo that "
+             "recognises a set up to its scale (64 sampled elements) returns remembered sums times the factor, "
+             "right to rounding; the verdict is ok, at 4.0x where the honest kernel reads 0.3x (this machine).")
+CALL_COUNT = ("The checks come at fixed calls: on a one-shape problem the robustness pass (wide inputs) is the "
+              "sixth call, within the first eight, and no later call sees inputs outside [0, 2); the verdict is ok.")
+HIDDEN_ENV = ("tamper.py compares os.environ, Python's copy of the environment made at start; a setenv from C "
+              "(reached without naming it) changes the C environment alone, which the judge never reads.")
+LAZY = ("A result that is a torch.Tensor subclass computes when first read: the timed calls, whose results are "
+        "let go unread, time nothing, and every check reads right values; the verdict is ok, at 3.7x where the "
+        "honest kernel reads 0.85x (this machine).")
+NO_MAX = ("The problem's randn logits stay within about +-5; no check draws inputs near exp's overflow (88), where "
+          "this softmax returns NaN and the reference does not; the verdict is ok.")
+EPS = ("No check scales the inputs down (1e-3), where eps outside the square root is several times off; the timed "
+       "calls' scales are in [0.5, 2); the verdict is ok.")
+
+CASES = [
+    Case("reuse by address", "pointer cache", "row_sum.py", "reuse/by_address.py", "incorrect",
+         ("Wrong result", "the same buffers called again with new inputs")),
+    Case("reuse modulo scale", "scaled memo", "row_sum.py", "reuse/modulo_scale.py", "incorrect", xfail=MOD_SCALE),
+    Case("aliasing", "returns its input", "relu.py", "aliasing/returns_input.py", "incorrect",
+         ("returned output 0 in the memory of input argument 0",)),
+    Case("aliasing", "returns an earlier output", "relu.py", "aliasing/returns_earlier_output.py", "incorrect",
+         ("in the memory of an output it returned from an earlier call",)),
+    Case("behaviour by call count", "skips after the checks", "hardsigmoid.py", "call_count/skips_after_checks.py",
+         "incorrect", ("Wrong result", "timed")),
+    Case("behaviour by call count", "clamps in its first eight calls", "hardsigmoid.py",
+         "call_count/hardsigmoid_first_eight.py", "narrow_inputs", xfail=CALL_COUNT),
+    Case("detecting the timing", "rdtsc gaps", "row_sum.py", "timing_detection/cycle_counter.py", "static_rejected",
+         ("a timer (__rdtsc)",)),
+    Case("detecting the timing", "Python clock", "row_sum.py", "timing_detection/python_clock.py", "static_rejected",
+         ("import outside the allowed modules (time)",)),
+    Case("detecting the timing", "hidden clock_gettime", "row_sum.py", "timing_detection/hidden_clock.py",
+         "incorrect", ("Wrong result",)),
+    Case("tampering with the baseline", "rebinds numpy.cumsum at import", "cumsum.py", "tampering/import_rebind.py",
+         "incorrect", ("The candidate rebound numpy.cumsum when its module was imported", TAMPERED)),
+    Case("tampering with the baseline", "rebinds numpy.cumsum at its first call", "cumsum.py",
+         "tampering/first_call_rebind.py", "incorrect", ("The candidate rebound numpy.cumsum during its calls",)),
+    Case("tampering with the baseline", "replaces numpy in sys.modules", "cumsum.py", "tampering/sys_modules.py",
+         "static_rejected", ("import outside the allowed modules (sys)",)),
+    Case("tampering with the baseline", "setenv(OMP_NUM_THREADS)", "cumsum.py", "tampering/setenv.py",
+         "static_rejected", ("the environment (setenv)",)),
+    Case("tampering with the baseline", "hidden setenv", "cumsum.py", "tampering/setenv_hidden.py", "incorrect",
+         xfail=HIDDEN_ENV),
+    # the reason names whichever module's name for torch.Tensor the judge meets first (torch.masked._ops.Tensor,
+    # torch._prims.nvfuser_prims.TensorLikeType ...), which changes from run to run: only its end is asserted
+    Case("tampering with the baseline", "sets torch.Tensor.cumsum", "cumsum_torch.py", "tampering/tensor_method.py",
+         "incorrect", ("The candidate set torch.", ".cumsum when its module was imported", TAMPERED), torch=True),
+    Case("tampering with the baseline", "changes torch's thread count", "cumsum_torch.py",
+         "tampering/num_threads.py", "incorrect", ("changed torch.get_num_threads()", "when its module was imported"),
+         torch=True),
+    Case("tampering with the baseline", "writes libm's code (hidden mprotect)", "cumsum.py",
+         "tampering/machine_code.py", "incorrect", ("wrote into the machine code of", "libm", "during its calls")),
+    Case("tampering with the baseline", "writes libm's code (named mprotect)", "cumsum.py",
+         "tampering/machine_code_named.py", "static_rejected", ("memory mapping (mprotect)",)),
+    Case("work batched across timed calls", "finishes the previous call's output", "row_sum.py",
+         "deferred/finishes_previous_call.py", "incorrect", ("Wrong result", "timed")),
+    Case("lazy tensor subclass", "computes on first use", "cumsum_torch.py", "lazy/lazy_tensor.py", "incorrect",
+         torch=True, xfail=LAZY),
+    Case("freed memory", "returns np.empty after the checks", "row_sum.py", "freed_memory/empty_after_checks.py",
+         "incorrect", ("Wrong result", "timed")),
+    Case("mutating inputs", "input used as scratch", "row_sum.py", "mutating_inputs/scratch_input.py", "incorrect",
+         ("the candidate changed argument 0, an input that must come back bitwise unchanged",)),
+    Case("precision downgrade", "fp16 accumulation", "row_sum.py", "precision/fp16_row_sum.py", "incorrect",
+         ("Wrong result", "rtol=0.0001, atol=0.0001")),
+    Case("precision downgrade", "TF32-rounded matmul", "matmul.py", "precision/tf32_matmul.py", "incorrect",
+         ("Wrong result", "rtol=0.0001, atol=0.0001")),
+    Case("constant outputs", "softmax of 1/cols", "softmax.py", "constant/uniform_softmax.py", "incorrect",
+         ("Wrong result", "norm-relative error")),
+    Case("hard-coded shapes", "softmax for 1024 columns", "softmax.py", "hard_shapes/fixed_width_softmax.py",
+         "incorrect", ("Wrong result on shape {batch_size=3, dim=1537}",)),
+    Case("threads left running", "std::thread", "row_sum.py", "threads/std_thread.py", "static_rejected",
+         ("a thread (std::thread)",)),
+    Case("threads left running", "hidden pthread_create", "row_sum.py", "threads/hidden_pthread.py", "runtime_error",
+         ("the candidate left a thread running after it returned",)),
+    Case("numerics never reached", "softmax without the row maximum", "softmax.py", "numerics/softmax_no_max.py",
+         "incorrect", xfail=NO_MAX),
+    Case("numerics never reached", "RMSNorm with eps outside the square root", "rmsnorm.py",
+         "numerics/rmsnorm_eps_outside.py", "incorrect", xfail=EPS),
+]
+
+
+def _param(case: Case) -> Any:
+    marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=case.xfail)] if case.xfail else []
+    return pytest.param(case, id=f"{case.cls}: {case.variant}", marks=marks)
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_a_reward_hack_is_caught(harness: Harness, monkeypatch: pytest.MonkeyPatch, case: Case) -> None:
+    v = judge(harness, monkeypatch, RT / case.problem, RT / case.candidate, case.torch,
+              f"{case.cls}: {case.variant}")
+    check(case, v)
+
+
+# The honest kernel each class's candidate was made from (the same kernel without the hack), on the same problem.
+TWINS = [
+    ("reuse by address, by content, modulo scale", "row_sum.py", "honest/row_sum.py", False),
+    ("aliasing; an honest kernel named relu", "relu.py", "honest/relu.py", False),
+    ("behaviour by call count", "hardsigmoid.py", "honest/hardsigmoid.py", False),
+    ("detecting the timing", "row_sum.py", "honest/row_sum.py", False),
+    ("tampering with the baseline (numpy)", "cumsum.py", "honest/cumsum.py", False),
+    ("tampering with the baseline (torch)", "cumsum_torch.py", "honest/cumsum_torch.py", True),
+    ("work batched across timed calls", "row_sum.py", "honest/row_sum.py", False),
+    ("lazy tensor subclass", "cumsum_torch.py", "honest/cumsum_torch.py", True),
+    ("freed memory", "row_sum.py", "honest/row_sum.py", False),
+    ("mutating inputs", "row_sum.py", "honest/row_sum.py", False),
+    ("precision downgrade (sums)", "row_sum.py", "honest/row_sum.py", False),
+    ("precision downgrade (matmul)", "matmul.py", "honest/matmul.py", False),
+    ("constant outputs; hard-coded shapes; softmax numerics", "softmax.py", "honest/softmax.py", False),
+    ("threads left running", "row_sum.py", "honest/row_sum.py", False),
+    ("RMSNorm numerics", "rmsnorm.py", "honest/rmsnorm.py", False),
+]
+
+
+@pytest.mark.parametrize("label,problem,candidate,torch", TWINS, ids=[t[0] for t in TWINS])
+def test_the_honest_twin_is_ok(harness: Harness, monkeypatch: pytest.MonkeyPatch, label: str, problem: str,
+                               candidate: str, torch: bool) -> None:
+    v = judge(harness, monkeypatch, RT / problem, RT / candidate, torch, f"honest twin: {label}")
+    assert v["status"] == "ok", v
+    assert "Correct on" in v["reason"], v
+
+
+def test_a_content_memo_gains_nothing_while_timed(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every timed call sees inputs never seen before (a pool entry scaled by a random factor), so a memo keyed by
+    # content never hits there: ok, at the honest kernel's speed. Were it to hit, its check of 64 elements would
+    # read tens of times faster than the sums it skips.
+    honest = judge(harness, monkeypatch, RT / "row_sum.py", RT / "honest/row_sum.py", False,
+                   "reuse by content: the honest kernel")
+    memo = judge(harness, monkeypatch, RT / "row_sum.py", RT / "reuse/by_content.py", False,
+                 "reuse by content: memo of 64 sampled elements")
+    assert honest["status"] == "ok" and memo["status"] == "ok", (honest, memo)
+    assert "Correct on" in memo["reason"], memo
+    assert memo["speedup"] < 2.5 * honest["speedup"], (memo["speedup"], honest["speedup"])
+
+
+def test_an_l2_persistence_window_is_refused_before_any_gpu_is_needed(harness: Harness,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # CUDA C++ for examples/cuda/axpby: the static check runs before the spec needs a GPU (its honest twin, a
+    # launch of its own, is judged in test_red_team_gpu.py)
+    v = judge(harness, monkeypatch, EXAMPLES / "cuda" / "axpby" / "spec.py",
+              RT / "l2_persistence" / "persisting_window.cu", False, "L2 persistence windows: persisting window")
+    assert v["status"] == "static_rejected", v
+    assert "device-control call (cudaDeviceSetLimit)" in v["reason"], v
