@@ -147,7 +147,8 @@ class Worker:
             raise RuntimeError(f"the judge sent {reply.get('type')!r} where 'compared' was expected")
 
     def alias(self, outs: List[Any], args: List[Any]) -> Optional[str]:
-        """What an output shares memory with that it may not: an input argument (one neither in OUTPUTS nor in
+        """An output that is not a plain array (a lazy subclass), or what an output shares memory with that it may
+        not: an input argument (one neither in OUTPUTS nor in
         INPLACE, which the baseline's own outputs show: probe), or an output of an earlier call that the candidate
         still holds (remember). None when every output is memory of its own. A result that is its input (ReLU on
         non-negative inputs) does no work; one written into the buffer it returned last time changes what the
@@ -155,6 +156,17 @@ class Worker:
         written = set(self.outputs) | set(self.inplace)
         own = [leaf for j in written if j < len(args) for leaf in A.leaves(args[j]) if A.is_array(leaf)]
         for k, o in enumerate(outs):
+            if A.is_torch(o):
+                torch = sys.modules["torch"]
+                plain = type(o) in (torch.Tensor, torch.nn.Parameter)
+            else:
+                plain = type(o) is np.ndarray
+            if A.is_array(o) and not plain:
+                # a subclass can defer its work to whenever it is read (__torch_function__, __array__): the timed
+                # calls' results are never read while the clock runs
+                return (f"returned output {k} as a {type(o).__name__}, a subclass of "
+                        f"{'torch.Tensor' if A.is_torch(o) else 'numpy.ndarray'} (outputs must be plain arrays, "
+                        f"computed when the call returns)")
             if not A.is_array(o) or any(A.same_storage(o, leaf) for leaf in own):
                 continue
             for j, a in enumerate(args):
@@ -761,7 +773,8 @@ class CandidateWorker(Worker):
                     del result, outs
                     if rep == 0:
                         del gargs, guards
-                    wide_now()
+                    if rep == 0 or n + 1 == len(seeds):  # not between these buffers and their call again (rep 2)
+                        wide_now()
                 if n + 1 < len(seeds):
                     carried = (gargs, guards)
                 del gargs, guards, args

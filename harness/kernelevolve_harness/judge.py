@@ -582,6 +582,7 @@ class Judge:
                 self.answers.prefetch([(i, self.seeds[0], 1.0) for i in range(len(self.shapes))], wide=kind)
         first: Dict[Tuple[int, int], Tuple[List[Any], List[str]]] = {}
         widened: List[int] = []  # the shapes judged on wide inputs
+        narrow: Optional[Verdict] = None  # the first probe found wrong (robustness.py)
         while True:
             header, blobs = self._expect_any("correctness")
             if header["type"] == "calling":
@@ -590,6 +591,8 @@ class Judge:
             if header["type"] == "correct_done":
                 self.compile_stats.update(header.get("compile") or {})
                 self.current = None
+                if narrow is not None:
+                    raise narrow
                 if wide:
                     from .robustness import require_every_pass
                     require_every_pass(self, widened)
@@ -600,14 +603,22 @@ class Judge:
             if header["type"] != "call":
                 raise Verdict("runtime_error", f"The worker sent {header['type']!r} during correctness checks.")
             i, seed, rep = header["shape"], header["seed"], header["rep"]
-            if header.get("phase") == "wide":
-                from .robustness import check_wide_call
-                check_wide_call(self, header, blobs, wide)
-                widened.append(i)
-                continue
-            if header.get("phase") in ("small", "large"):
-                from .robustness import check_magnitude_call
-                check_magnitude_call(self, header, blobs, wide, header["phase"])
+            if header.get("phase") in ("wide", "small", "large"):
+                # a probe's outputs wrong: narrow_inputs, said once every call on the problem's own inputs is
+                # checked (wrong there too, the candidate is incorrect, whatever came first)
+                from .robustness import check_magnitude_call, check_wide_call
+                try:
+                    if header["phase"] == "wide":
+                        check_wide_call(self, header, blobs, wide)
+                        widened.append(i)
+                    else:
+                        check_magnitude_call(self, header, blobs, wide, header["phase"])
+                except Verdict as v:
+                    if v.status != "narrow_inputs":
+                        raise
+                    if header["phase"] == "wide":
+                        widened.append(i)
+                    narrow = narrow or v
                 continue
             if rep not in (0, 1, 2):
                 raise Verdict("runtime_error", f"The worker sent a correctness call numbered {rep!r}.")

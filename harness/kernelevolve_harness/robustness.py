@@ -31,7 +31,7 @@ def check_wide_call(judge: Any, header: Dict[str, Any], blobs: List[Any], enable
     try:
         judge._check_call(header, blobs, i, seed, 1.0, "wide inputs", wide=True)
     except Verdict as v:
-        if v.status != "incorrect":
+        if v.status != "incorrect" or not v.reason.startswith("Wrong result"):
             raise
         raise Verdict("narrow_inputs", f"Right on the problem's inputs ({ref_header['narrow']}) but wrong on "
                                        f"signed inputs of the same shapes and dtypes ({ref_header['wide']}): "
@@ -55,7 +55,7 @@ def check_magnitude_call(judge: Any, header: Dict[str, Any], blobs: List[Any], e
     try:
         judge._check_call(header, blobs, i, seed, 1.0, f"{kind} inputs", wide=kind)
     except Verdict as v:
-        if v.status != "incorrect":
+        if v.status != "incorrect" or not v.reason.startswith("Wrong result"):
             raise
         raise Verdict("narrow_inputs", f"Right on the problem's inputs but wrong on {ref_header.get('wide', '')} "
                                        f"({ref_header['narrow']}), where the reference stays finite: "
@@ -73,7 +73,7 @@ def check_wide_probe(judge: Any, header: Dict[str, Any], blobs: List[Any], i: in
     try:
         judge._check_call(header, blobs, i, seed, 1.0, what, wide=True)
     except Verdict as v:
-        if v.status != "incorrect":
+        if v.status != "incorrect" or not v.reason.startswith("Wrong result"):
             raise
         raise Verdict("narrow_inputs", f"Wrong on signed inputs of the problem's shapes and dtypes "
                                        f"({ref_header.get('wide', '')}) given between timed rounds: "

@@ -30,6 +30,8 @@ import types
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 LIBRARIES = {"numpy", "torch", "triton", "math", "cmath", "operator", "functools", "builtins"}
+# environment variables the libraries set themselves as they start (torch's lazy CUDA initialization)
+SET_BY_LIBRARIES = {"CUDA_MODULE_LOADING"}
 
 Key = Tuple[str, ...]
 
@@ -56,10 +58,28 @@ def _attributes(roots: Set[str]) -> Dict[Key, int]:
             if not _code(v):
                 continue
             out[(mname, k)] = id(v)
-            if isinstance(v, type) and getattr(v, "__module__", "").split(".")[0] in roots:
+            # a class's attributes once, under the module that names it as its own (torch.Tensor, not each alias)
+            if isinstance(v, type) and getattr(v, "__module__", "") == mname and getattr(v, "__name__", "") == k:
                 for ck, cv in list(vars(v).items()):
                     if _code(cv):
                         out[(mname, k, ck)] = id(cv)
+    return out
+
+
+def _c_environment() -> Dict[str, str]:
+    """The C library's environment (what setenv changes, and what libraries read): os.environ is Python's copy,
+    made at start, which a setenv from native code leaves as it was."""
+    try:
+        import ctypes
+        env = ctypes.POINTER(ctypes.c_char_p).in_dll(ctypes.CDLL(None), "environ")
+    except (OSError, ValueError, AttributeError):
+        return dict(os.environ)
+    out: Dict[str, str] = {}
+    i = 0
+    while env[i]:
+        name, _, value = env[i].decode("utf-8", "replace").partition("=")
+        out[name] = value
+        i += 1
     return out
 
 
@@ -110,26 +130,26 @@ class Snapshot:
     def __init__(self, own_modules: List[str]) -> None:
         self.roots = LIBRARIES | {m for m in own_modules if m}
         self.attributes = _attributes(self.roots)
-        self.environment = dict(os.environ)
+        self.environment = _c_environment()
         self.switches = _switches()
         self.code = _code_written()
 
     def changed(self) -> Optional[str]:
         """One sentence naming the first change found, or None."""
         now = _attributes(self.roots)
-        for key, before in self.attributes.items():
+        for key, before in sorted(self.attributes.items()):
             after = now.get(key)
             if after != before:
                 what = key[1] if key[0] == "sys.modules" else ".".join(key)
                 if key[0] == "sys.modules":
                     return f"replaced the module {what} in sys.modules"
                 return f"{'removed' if after is None else 'rebound'} {what}"
-        for key in now.keys() - self.attributes.keys():
+        for key in sorted(now.keys() - self.attributes.keys()):
             # a new attribute on a class that was there before shadows the one it inherits (torch.Tensor.relu)
             if len(key) == 3 and key[:2] in self.attributes:
                 return f"set {'.'.join(key)}"
-        env = dict(os.environ)
-        for name in sorted(set(env) | set(self.environment)):
+        env = _c_environment()
+        for name in sorted((set(env) | set(self.environment)) - SET_BY_LIBRARIES):
             if env.get(name) != self.environment.get(name):
                 return f"changed the environment variable {name}"
         switches = _switches()

@@ -26,6 +26,6 @@ def shape_text(shape: Dict[str, Any]) -> str:
 
 def alias_verdict(where: str, alias: str) -> Verdict:
     """An output in memory it may not share (_worker.Worker.alias)."""
-    return Verdict("incorrect", f"On {where}, the candidate {alias}: every call must return outputs in memory of "
-                                f"their own (declare the argument in INPLACE where the operation writes it, or in "
+    return Verdict("incorrect", f"On {where}, the candidate {alias}: every call must return plain arrays in memory "
+                                f"of their own (declare an argument in INPLACE where the operation writes it, or in "
                                 f"OUTPUTS where the caller passes the output buffer).")

@@ -11,8 +11,8 @@ outputs are left as drawn.
 Beside them, on every problem whatever its draw, two magnitude probes (PROBES): the problem's own inputs scaled
 down (SMALL: x1e-3, where an epsilon added in the wrong place shows: RMSNorm's eps outside the square root is within
 float32's tolerance at unit scale and several times off there), and scaled up to where exp-type functions overflow
-in the dtype (LARGE: largest magnitude 100 in float32 and bfloat16, 10 in float16, where a softmax without the
-row maximum subtracted turns NaN). The candidate must stay within tolerance wherever the reference does: elements are
+in the dtype (LARGE: 100 in float32 and bfloat16, 10 in float16, reached by both signs where the draw has both, the
+larger at most twice it; where a softmax without the row maximum subtracted turns NaN). The candidate must stay within tolerance wherever the reference does: elements are
 compared as on the wide inputs (compare.Expected, wide), where the reference's NaN and Inf are not compared.
 """
 from __future__ import annotations
@@ -144,7 +144,10 @@ def rescale(args: List[Any], outputs: List[int], kind: str) -> Tuple[List[Any], 
         if whole or not np.isfinite(top) or top == 0:
             return x
         target = LARGE.get(_dtype_name(x), LARGE_DEFAULT)
-        A.scale(x, SMALL if kind == "small" else target / top)
+        # both signs past the target where the draw has both (exp(x) and exp(-x) overflow alike), the larger at
+        # most twice it
+        near = min(abs(lo), abs(hi)) if lo < 0 < hi else 0.0
+        A.scale(x, SMALL if kind == "small" else target / max(near, top / 2))
         scaled.append(f"argument {j}")
         targets.append(target)
         return x
@@ -153,8 +156,8 @@ def rescale(args: List[Any], outputs: List[int], kind: str) -> Tuple[List[Any], 
     if not scaled:
         return args, "", ""
     how = (f"scaled by {SMALL:g}" if kind == "small" else
-           "scaled to a largest magnitude of " + "/".join(f"{v:g}" for v in sorted(set(targets)))
-           + " (where exp overflows in the dtype)")
+           "scaled to magnitudes of " + "/".join(f"{v:g}" for v in sorted(set(targets)))
+           + " and up to twice that (where exp overflows in the dtype)")
     return out, ", ".join(scaled), f"the problem's inputs {how}"
 
 

@@ -82,7 +82,7 @@ class Case:
     variant: str
     problem: str
     candidate: str
-    status: str
+    status: Any  # a status, or a tuple of those that may come (a call-count hack: whichever check follows it)
     phrases: Tuple[str, ...] = ()
     torch: bool = False
     xfail: Optional[str] = None  # why the judge does not catch it yet
@@ -115,39 +115,25 @@ def check(case: Case, v: Dict[str, Any]) -> None:
             pytest.fail(f"the candidate did not run, so it shows nothing: {v['reason']}")
         assert v["status"] != "ok", f"not caught: {v['reason']}"
         return
-    assert v["status"] == case.status, v
+    assert v["status"] in (case.status if isinstance(case.status, tuple) else (case.status,)), v
     for phrase in case.phrases:
         assert phrase in v["reason"], (phrase, v)
 
 
 TAMPERED = "nothing a candidate does may change the libraries, modules or settings the baseline runs with"
-MOD_SCALE = ("The timed calls draw from a pool of three input sets, each scaled by one factor: a memo that "
-             "recognises a set up to its scale (64 sampled elements) returns remembered sums times the factor, "
-             "right to rounding; the verdict is ok, at 4.0x where the honest kernel reads 0.3x (this machine).")
-CALL_COUNT = ("The checks come at fixed calls: on a one-shape problem the robustness pass (wide inputs) is the "
-              "sixth call, within the first eight, and no later call sees inputs outside [0, 2); the verdict is ok.")
-HIDDEN_ENV = ("tamper.py compares os.environ, Python's copy of the environment made at start; a setenv from C "
-              "(reached without naming it) changes the C environment alone, which the judge never reads.")
-LAZY = ("A result that is a torch.Tensor subclass computes when first read: the timed calls, whose results are "
-        "let go unread, time nothing, and every check reads right values; the verdict is ok, at 3.7x where the "
-        "honest kernel reads 0.85x (this machine).")
-NO_MAX = ("The problem's randn logits stay within about +-5; no check draws inputs near exp's overflow (88), where "
-          "this softmax returns NaN and the reference does not; the verdict is ok.")
-EPS = ("No check scales the inputs down (1e-3), where eps outside the square root is several times off; the timed "
-       "calls' scales are in [0.5, 2); the verdict is ok.")
-
 CASES = [
     Case("reuse by address", "pointer cache", "row_sum.py", "reuse/by_address.py", "incorrect",
-         ("Wrong result", "the same buffers called again with new inputs")),
-    Case("reuse modulo scale", "scaled memo", "row_sum.py", "reuse/modulo_scale.py", "incorrect", xfail=MOD_SCALE),
+         ("Wrong result",)),
     Case("aliasing", "returns its input", "relu.py", "aliasing/returns_input.py", "incorrect",
          ("returned output 0 in the memory of input argument 0",)),
     Case("aliasing", "returns an earlier output", "relu.py", "aliasing/returns_earlier_output.py", "incorrect",
          ("in the memory of an output it returned from an earlier call",)),
+    # where the checks come is drawn per evaluation: the call after the hack's k-th is a probe (narrow_inputs) or a
+    # call on the problem's own inputs (incorrect), never unchecked
     Case("behaviour by call count", "skips after the checks", "hardsigmoid.py", "call_count/skips_after_checks.py",
-         "incorrect", ("Wrong result", "timed")),
+         ("incorrect", "narrow_inputs"), ("Wrong result",)),
     Case("behaviour by call count", "clamps in its first eight calls", "hardsigmoid.py",
-         "call_count/hardsigmoid_first_eight.py", "narrow_inputs", xfail=CALL_COUNT),
+         "call_count/hardsigmoid_first_eight.py", "narrow_inputs", ("Wrong result",)),
     Case("detecting the timing", "rdtsc gaps", "row_sum.py", "timing_detection/cycle_counter.py", "static_rejected",
          ("a timer (__rdtsc)",)),
     Case("detecting the timing", "Python clock", "row_sum.py", "timing_detection/python_clock.py", "static_rejected",
@@ -163,11 +149,9 @@ CASES = [
     Case("tampering with the baseline", "setenv(OMP_NUM_THREADS)", "cumsum.py", "tampering/setenv.py",
          "static_rejected", ("the environment (setenv)",)),
     Case("tampering with the baseline", "hidden setenv", "cumsum.py", "tampering/setenv_hidden.py", "incorrect",
-         xfail=HIDDEN_ENV),
-    # the reason names whichever module's name for torch.Tensor the judge meets first (torch.masked._ops.Tensor,
-    # torch._prims.nvfuser_prims.TensorLikeType ...), which changes from run to run: only its end is asserted
+         ("changed the environment variable OMP_NUM_THREADS", TAMPERED)),
     Case("tampering with the baseline", "sets torch.Tensor.cumsum", "cumsum_torch.py", "tampering/tensor_method.py",
-         "incorrect", ("The candidate set torch.", ".cumsum when its module was imported", TAMPERED), torch=True),
+         "incorrect", ("The candidate set torch.Tensor.cumsum when its module was imported", TAMPERED), torch=True),
     Case("tampering with the baseline", "changes torch's thread count", "cumsum_torch.py",
          "tampering/num_threads.py", "incorrect", ("changed torch.get_num_threads()", "when its module was imported"),
          torch=True),
@@ -176,11 +160,11 @@ CASES = [
     Case("tampering with the baseline", "writes libm's code (named mprotect)", "cumsum.py",
          "tampering/machine_code_named.py", "static_rejected", ("memory mapping (mprotect)",)),
     Case("work batched across timed calls", "finishes the previous call's output", "row_sum.py",
-         "deferred/finishes_previous_call.py", "incorrect", ("Wrong result", "timed")),
+         "deferred/finishes_previous_call.py", ("incorrect", "narrow_inputs"), ("Wrong result",)),
     Case("lazy tensor subclass", "computes on first use", "cumsum_torch.py", "lazy/lazy_tensor.py", "incorrect",
-         torch=True, xfail=LAZY),
+         ("a subclass of torch.Tensor (outputs must be plain arrays",), torch=True),
     Case("freed memory", "returns np.empty after the checks", "row_sum.py", "freed_memory/empty_after_checks.py",
-         "incorrect", ("Wrong result", "timed")),
+         ("incorrect", "narrow_inputs"), ("Wrong result",)),
     Case("mutating inputs", "input used as scratch", "row_sum.py", "mutating_inputs/scratch_input.py", "incorrect",
          ("the candidate changed argument 0, an input that must come back bitwise unchanged",)),
     Case("precision downgrade", "fp16 accumulation", "row_sum.py", "precision/fp16_row_sum.py", "incorrect",
@@ -196,9 +180,9 @@ CASES = [
     Case("threads left running", "hidden pthread_create", "row_sum.py", "threads/hidden_pthread.py", "runtime_error",
          ("the candidate left a thread running after it returned",)),
     Case("numerics never reached", "softmax without the row maximum", "softmax.py", "numerics/softmax_no_max.py",
-         "incorrect", xfail=NO_MAX),
+         "narrow_inputs", ("where exp overflows in the dtype", "where the reference stays finite")),
     Case("numerics never reached", "RMSNorm with eps outside the square root", "rmsnorm.py",
-         "numerics/rmsnorm_eps_outside.py", "incorrect", xfail=EPS),
+         "numerics/rmsnorm_eps_outside.py", "narrow_inputs", ("scaled by 0.001",)),
 ]
 
 
@@ -242,17 +226,19 @@ def test_the_honest_twin_is_ok(harness: Harness, monkeypatch: pytest.MonkeyPatch
     assert "Correct on" in v["reason"], v
 
 
-def test_a_content_memo_gains_nothing_while_timed(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Every timed call sees inputs never seen before (a pool entry scaled by a random factor), so a memo keyed by
-    # content never hits there: ok, at the honest kernel's speed. Were it to hit, its check of 64 elements would
-    # read tens of times faster than the sums it skips.
+@pytest.mark.parametrize("memo", ["by_content", "modulo_scale"])
+def test_a_memo_gains_nothing_while_timed(harness: Harness, monkeypatch: pytest.MonkeyPatch, memo: str) -> None:
+    # Every timed call sees inputs never seen before (a pool entry times a random factor and a rolled mask of
+    # per-element factors: perturb.py), so neither a memo keyed by content nor one that recognises an input up to
+    # one common scale (the scaled memo read 3.9x where the honest kernel reads 0.33x before the mask) ever hits
+    # there: ok, at the honest kernel's speed. Were it to hit, its check of 64 elements would read tens of times
+    # faster than the sums it skips.
     honest = judge(harness, monkeypatch, RT / "row_sum.py", RT / "honest/row_sum.py", False,
                    "reuse by content: the honest kernel")
-    memo = judge(harness, monkeypatch, RT / "row_sum.py", RT / "reuse/by_content.py", False,
-                 "reuse by content: memo of 64 sampled elements")
-    assert honest["status"] == "ok" and memo["status"] == "ok", (honest, memo)
-    assert "Correct on" in memo["reason"], memo
-    assert memo["speedup"] < 2.5 * honest["speedup"], (memo["speedup"], honest["speedup"])
+    v = judge(harness, monkeypatch, RT / "row_sum.py", RT / "reuse" / f"{memo}.py", False, f"reuse: {memo}")
+    assert honest["status"] == "ok" and v["status"] == "ok", (honest, v)
+    assert "Correct on" in v["reason"], v
+    assert v["speedup"] < 2.5 * honest["speedup"], (v["speedup"], honest["speedup"])
 
 
 def test_an_l2_persistence_window_is_refused_before_any_gpu_is_needed(harness: Harness,
