@@ -12,8 +12,9 @@ Beside them, on every problem whatever its draw, two magnitude probes (PROBES): 
 down (SMALL: x1e-3, where an epsilon added in the wrong place shows: RMSNorm's eps outside the square root is within
 float32's tolerance at unit scale and several times off there), and scaled up to where exp-type functions overflow
 in the dtype (LARGE: 100 in float32 and bfloat16, 10 in float16, reached by both signs where the draw has both, the
-larger at most twice it; where a softmax without the row maximum subtracted turns NaN). The candidate must stay within tolerance wherever the reference does: elements are
-compared as on the wide inputs (compare.Expected, wide), where the reference's NaN and Inf are not compared.
+larger at most twice it; where a softmax without the row maximum subtracted turns NaN). The candidate must stay
+within tolerance wherever the reference does: elements are compared as on the wide inputs (compare.Expected, wide),
+where the reference's NaN and Inf are not compared.
 """
 from __future__ import annotations
 
