@@ -888,10 +888,11 @@ class CandidateWorker(Worker):
             self.send("verify", blobs, shape=i, entries=[entry], cpu_s=round(time.process_time(), 3))
             del e, blobs
 
-    def refill(self, gargs: List[Any], pool: List[List[Any]], p: int, factor: float, seed: int = 0) -> None:
-        """Pool entry p into the same buffers, untimed: its arrays copied in (floats scaled by factor, the rule of
-        make_inputs), outputs poisoned, and its own values beside the arrays (scalars, None, the numbers inside
-        lists) in place of the last entry's, so every call sees one whole set of inputs, as the reference does."""
+    def refill(self, gargs: List[Any], pool: List[List[Any]], p: int, factor: float, seed: int) -> None:
+        """Pool entry p (drawn with `seed`) into the same buffers, untimed: its arrays copied in (floats scaled by
+        factor and the mask of perturb.py, the rule of make_inputs), outputs poisoned, and its own values beside the
+        arrays (scalars, None, the numbers inside lists) in place of the last entry's, so every call sees one whole
+        set of inputs, as the reference does."""
         src = pool[p]
 
         def load(dst: Any, a: Any) -> None:

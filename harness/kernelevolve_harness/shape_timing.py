@@ -158,7 +158,7 @@ class ShapeTiming:
         for k in self.kernels.values():
             ms = float("inf")
             for _ in range(2):  # a warm-up call, and the calibration
-                w.refill(first[0], self.pool, 0, 1.0)
+                w.refill(first[0], self.pool, 0, 1.0, self.pool_seeds[0])
                 ms = min(ms, self.timer.single(k, first[0]))
             n = max(n, CpuTimer.batch_size(ms, cap))
         sets = [first] + [w.guarded_args(self.pool[0]) for _ in range(n - 1)]
@@ -184,7 +184,7 @@ class ShapeTiming:
         outs: List[Any] = []
         for k in self.kernels.values():
             for _ in range(2):  # a warm-up call, and another
-                w.refill(shared[0][0], self.pool, 0, 1.0)
+                w.refill(shared[0][0], self.pool, 0, 1.0, self.pool_seeds[0])
                 _, result = gpu_call_ms(torch, flush, launch, k, shared[0][0])
             outs = w.result_outputs(result, shared[0][0])
         self._pin(outs, SPOT_CHECKS)
@@ -343,7 +343,7 @@ class ShapeTiming:
         if not narrow:
             return
         gargs = self.sets["candidate"][j][0]
-        w.refill(gargs, [args], 0, 1.0)  # its arrays and its own scalars, outputs poisoned
+        w.refill(gargs, [args], 0, 1.0, self.fresh_seed)  # its arrays and its own scalars, outputs poisoned
         del args
         result = w.spec.launch(w.kc, *gargs)
         w.backend.synchronize()
@@ -396,7 +396,7 @@ class ShapeTiming:
             fresh_inputs, narrow, _ = w.wide_inputs(self.i, self.fresh_seed)
         if not narrow:
             wide, fresh_inputs = False, w.make_inputs(self.i, self.fresh_seed, 1.0)
-        w.refill(gargs, [fresh_inputs], 0, 1.0)  # its arrays and its own scalars, outputs poisoned
+        w.refill(gargs, [fresh_inputs], 0, 1.0, self.fresh_seed)  # its arrays and its own scalars, outputs poisoned
         if w.backend.watches_operators and w.backend.host_op_watch() is not None:
             # a ModelNew's host code watched here too: one that turns to a library after its checked calls
             result = w.watched_call(self.i, fresh_inputs, gargs, after_timing=True)

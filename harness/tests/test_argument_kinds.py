@@ -267,7 +267,7 @@ def test_a_timed_call_sees_what_the_reference_sees(tmp_path: Path, kind: str) ->
         gargs, guards = cand.guarded_args(pool[0])
         assert guards, "every array is in guard bands"
         for p, factor in [(1, 0.625), (2, 1.75), (0, 1.0), (1, 1.0)]:
-            cand.refill(gargs, pool, p, factor)
+            cand.refill(gargs, pool, p, factor, seeds[p])
             want = ref.make_inputs(i, seeds[p], factor)
             assert len(gargs) == len(want)
             for j, (g, w) in enumerate(zip(gargs, want)):

@@ -282,7 +282,7 @@ def launch(k, *args):
     gargs, guards = cand.guarded_args(pool[0])
     assert len(guards) == 7
     for p, factor in [(1, 0.625), (2, 1.75), (0, 1.0)]:
-        cand.refill(gargs, pool, p, factor)
+        cand.refill(gargs, pool, p, factor, seeds[p])
         want = ref.make_inputs(0, seeds[p], factor)
         for j, (g, w) in enumerate(zip(gargs, want)):
             assert A.layout(g) == A.layout(w), j
