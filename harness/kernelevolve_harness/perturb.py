@@ -62,13 +62,24 @@ def _contiguous(x: Any) -> bool:
 
 def apply(x: Any, seed: int, factor: float) -> None:
     """x (a float input of the pool entry drawn with `seed`, already times `factor`) times the rolled mask, in
-    place. Complex, empty and non-contiguous arrays keep the factor alone."""
-    if factor == 1.0 or A.nbytes(x) == 0 or not _contiguous(x):
+    place: the element at position i in C order times mask[(i + offset) % MASK_ELEMENTS], whatever x's layout (the
+    reference's draw and the worker's buffer may lay it out differently). Complex and empty arrays keep the factor
+    alone."""
+    if factor == 1.0 or A.nbytes(x) == 0:
         return
     if (A.is_torch(x) and x.dtype.is_complex) or (not A.is_torch(x) and x.dtype.kind == "c"):
         return
     m = _mask(x, seed)
     s = offset(factor)
+    if not _contiguous(x):  # a strided or Fortran-order array: the mask laid out as its elements are, in C order
+        if A.is_torch(x):
+            import torch
+            index = (torch.arange(x.numel(), device=x.device) + s) % MASK_ELEMENTS
+            x.mul_(m[index].view(tuple(x.shape)))
+        else:
+            index = (np.arange(x.size, dtype=np.int64) + s) % MASK_ELEMENTS
+            np.multiply(x, m[index].reshape(x.shape), out=x)
+        return
     flat = x.reshape(-1)
     n = flat.shape[0]
     for start in range(0, n, MASK_ELEMENTS):
