@@ -143,7 +143,7 @@ def _rows(seed: int, shape=(32, 32768)) -> np.ndarray:
 
 def test_an_exclusive_scan_in_place_of_cumsum_fails_on_long_rows() -> None:
     # The old default atol (rtol x RMS of the reference, ~0.95 here; ~95 at KernelBench's rtol) let it pass.
-    from kernelevolve_harness.compare import KERNELBENCH_TOLERANCE
+    from kernelevolve_harness.tolerances import KERNELBENCH_TOLERANCE
     x = _rows(1)
     ref = np.cumsum(x, axis=1, dtype=np.float32)
     exclusive = ref - x
@@ -158,7 +158,7 @@ def test_an_exclusive_scan_in_place_of_cumsum_fails_on_long_rows() -> None:
 
 
 def test_a_reduction_missing_its_last_block_fails() -> None:
-    from kernelevolve_harness.compare import KERNELBENCH_TOLERANCE
+    from kernelevolve_harness.tolerances import KERNELBENCH_TOLERANCE
     x = _rows(2)
     ref = x.sum(axis=1, dtype=np.float32)
     short = x[:, :-256].sum(axis=1, dtype=np.float32)  # 32768 columns, the last block of 256 left out
@@ -199,7 +199,7 @@ def test_a_spec_may_give_a_tolerance_per_dtype() -> None:
 
 def test_what_passes_also_passes_torch_allclose_in_either_order() -> None:
     # KernelBench's rule is torch.allclose(ref, new, atol, rtol): rtol x |new|. Ours takes the error (1 + rtol) times.
-    from kernelevolve_harness.compare import KERNELBENCH_TOLERANCE
+    from kernelevolve_harness.tolerances import KERNELBENCH_TOLERANCE
     rng = np.random.default_rng(6)
     ref = (rng.standard_normal(20000) * 100).astype(np.float32)
     for shrink in (1 - 1.5e-4, 1 - 0.99e-4, 1 + 0.99e-4):

@@ -45,7 +45,8 @@ def test_an_infinite_loop_is_a_timeout_naming_the_stage(harness: Harness) -> Non
 
 
 def test_a_hang_only_when_timed_is_a_timeout_in_the_timing_stage(harness: Harness) -> None:
-    body = "  static int calls = 0;\n  if (++calls > 15) { volatile int spin = 1; while (spin) {} }\n" + NAIVE
+    # past every correctness call (3 shapes x (2 seeds x 2 runs + 1 on the same buffers + up to 3 robustness calls))
+    body = "  static int calls = 0;\n  if (++calls > 24) { volatile int spin = 1; while (spin) {} }\n" + NAIVE
     v = harness.mm(body, "", "--timeout-scale", "0.05")
     assert v["status"] == "timeout", v
     assert "timing stage" in v["reason"]

@@ -34,12 +34,12 @@ def test_candidate_that_ignores_a_scalar_is_incorrect(harness: Harness) -> None:
 
 
 def test_candidate_that_keeps_the_first_timed_scalar_is_incorrect(harness: Harness) -> None:
-    # Right in every correctness call (3 shapes x (2 seeds x 2 runs + 1 on the same buffers) = 15), then it computes
-    # with the a and b it saw first once timing starts: caught only because each timed call's scalars are those of its
-    # own set of inputs.
+    # Right in every correctness call (3 shapes x (2 seeds x 2 runs + 1 on the same buffers + up to 3 robustness
+    # calls) = 24 at most), then it computes with the a and b it saw first once timing starts: caught only because
+    # each timed call's scalars are those of its own set of inputs.
     prelude = "static int calls = 0; static float first_a, first_b;\n"
-    body = """  if (++calls == 16) { first_a = a; first_b = b; }
-  if (calls > 16) { a = first_a; b = first_b; }
+    body = """  if (++calls == 25) { first_a = a; first_b = b; }
+  if (calls > 25) { a = first_a; b = first_b; }
   for (int i = 0; i < n; ++i) out[i] = a * x[i] + b * y[i];"""
     v, _ = harness.evaluate(AXPBY, axpby(body, prelude))
     assert v["status"] == "incorrect", v

@@ -75,7 +75,8 @@ def test_a_pass_times_both_kernels_and_keeps_evidence_of_its_calls(tmp_path: Pat
     # two spot-checked calls, the last timed call of every buffer set (at most 8) and the fresh-input call
     assert [k.meta["what"] for k in t.kept] == ["timed", "timed"] + ["last timed"] * min(8, t.batch["candidate"]) \
         + ["fresh"]
-    assert checked["fresh"] == {"seed": 44, "factor": 1.0, "what": "fresh", "guard": None}
+    # on the problem's inputs (its draw is not narrow: no wide inputs here), its outputs of its own
+    assert checked["fresh"] == {"seed": 44, "factor": 1.0, "what": "fresh", "wide": False, "alias": None, "guard": None}
     assert all(e["seed"] in (11, 22, 33) and 0.5 <= e["factor"] < 2.0 for e in checked["verify"])
     assert set(checked["phases"]) == {"setup", "capture", "rounds", "evidence"}
     spans = checked["spans"]
