@@ -13,8 +13,9 @@ import { RunsPanel } from './pageObjects/runsPanel';
 import { Workbench } from './pageObjects/workbench';
 
 // What this machine lacks for Triton, in the order the editor names it: torch, unless a CPU build of torch is
-// installed (then triton, the first import that fails).
-const HAS_TORCH = spawnSync('python3', ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
+// installed (then triton, the first import that fails), asked of the Python the extension's local host runs (npm test
+// names it in KERNELEVOLVE_PYTHON where it is not python3 on PATH).
+const HAS_TORCH = spawnSync(process.env.KERNELEVOLVE_PYTHON ?? 'python3', ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
 const MISSING = HAS_TORCH ? 'triton' : 'torch';
 const NO_MODULE = new RegExp(`No module named '${MISSING}'`);
 
