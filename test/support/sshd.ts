@@ -62,9 +62,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** The real interpreter (not a pyenv shim) of a python3 that can import numpy. */
+/** The real interpreter (not a pyenv shim) of a python3 that can import numpy: python3 on PATH first, as a
+ * non-interactive SSH session on this machine finds it (its shell's rc files put pyenv's shims first, whatever the
+ * server's SetEnv says), then the one npm test names (Debian's, with torch), then Debian's. */
 export function pythonWithNumpy(): string {
-  for (const py of [process.env.KERNELEVOLVE_PYTHON, 'python3', '/usr/bin/python3'].filter(Boolean) as string[]) {
+  for (const py of ['python3', process.env.KERNELEVOLVE_PYTHON, '/usr/bin/python3'].filter(Boolean) as string[]) {
     const r = spawnSync(py, ['-c', 'import sys, numpy; print(sys.executable)'], { encoding: 'utf8' });
     if (r.status === 0 && r.stdout.trim()) return r.stdout.trim();
   }
