@@ -72,8 +72,12 @@ function countPytest() {
   passed += total - f - s; failed += f; skipped += s;
   // each skip with its reason, printed at the end: a skip proves nothing, so none is counted away
   const unescape = (t) => t.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-  for (const m of xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*>\s*<skipped[^>]*message="([^"]*)"/g)) {
-    skips.push(`${unescape(m[1])}::${unescape(m[2])}: ${unescape(m[3])}`);
+  for (const m of xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*>\s*<skipped[^>]*message="([^"]*)"[^>]*>([^<]*)/g)) {
+    // a module skipped whole says "collection skipped"; its reason is the element's text ("file.py:12: no CUDA device here")
+    const body = unescape(m[4].trim());
+    const tuple = /^\('([^']*)', (\d+), 'Skipped: (.*)'\)$/.exec(body);  // pytest's (path, line, reason)
+    const why = m[3] !== 'collection skipped' || !body ? m[3] : tuple ? `${path.relative(process.cwd(), tuple[1])}:${tuple[2]}: ${tuple[3]}` : body;
+    skips.push(`${m[1] ? `${unescape(m[1])}::` : ''}${unescape(m[2])}: ${m[3] === 'collection skipped' ? why : unescape(why)}`);
   }
 }
 
