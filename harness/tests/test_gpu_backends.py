@@ -133,8 +133,9 @@ def test_cuda_axpby_skipping_the_tail_is_incorrect(harness: Harness) -> None:
 def test_triton_candidate_that_skips_work_once_timed_is_incorrect(harness: Harness) -> None:
     pytest.importorskip("triton")
     v, _ = harness.evaluate(SOFTMAX / "spec.py", SOFTMAX / "candidates" / "skips_after_warmup.py", timeout=600)
-    assert v["status"] == "incorrect", v
-    assert "timed" in v["reason"] or "fresh inputs" in v["reason"]
+    # caught at a timed call, the fresh call, or a robustness probe drawn after its 30th call (narrow_inputs)
+    assert v["status"] in ("incorrect", "narrow_inputs"), v
+    assert "Wrong result" in v["reason"], v
 
 
 def test_microsecond_kernels_are_timed_as_cuda_graphs_and_still_checked(harness: Harness) -> None:

@@ -77,7 +77,8 @@ def test_returning_at_once_when_called_again_on_the_same_buffers_is_caught(harne
     assert v["status"] == "incorrect", v
     # the output left poisoned: on the same buffers with new inputs, or already in the second run when the
     # allocator gives it the first run's addresses again (the replaying variant below is right there)
-    assert "the same buffers called again with new inputs" in v["reason"] or "second run" in v["reason"], v
+    # (or at any call whose buffers took the address a robustness call's freed buffers had)
+    assert "Wrong result" in v["reason"], v
 
 
 def test_replaying_the_last_result_for_the_same_buffers_is_caught(harness: Harness) -> None:
@@ -85,6 +86,8 @@ def test_replaying_the_last_result_for_the_same_buffers_is_caught(harness: Harne
                        "static float saved[48 * 40];\n")
     body = ("  if (A == lastA && C == lastC) { std::memcpy(C, saved, sizeof(float) * M * N); return; }\n"
             "  lastA = A; lastC = C;\n" + NAIVE + "\n  std::memcpy(saved, C, sizeof(float) * M * N);")
+    # caught at the call on the same buffers with new inputs, or earlier, where a call's buffers took the address a
+    # robustness call's freed buffers had (the allocator gives them back): wrong either way
     v = harness.mm(body, prelude)
     assert v["status"] == "incorrect", v
-    assert "the same buffers called again with new inputs" in v["reason"], v
+    assert "Wrong result" in v["reason"], v
