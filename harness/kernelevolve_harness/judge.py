@@ -696,6 +696,37 @@ class Judge:
                 key = "host_waits" if header["host_waits"] > 0 else "host_bound_shapes"
                 self.stages[key] = self.stages.get(key, 0) + max(1, header["host_waits"])
 
+    def _clean_baseline(self, received: List[List[Dict[str, Any]]], estimate: Callable[..., float],
+                        held: List[List[float]]) -> List[Dict[str, Any]]:
+        """Each shape's baseline timed in the clean reference process the way the worker's rounds timed it, under
+        the device lock, and set beside the rounds' figure (clean_baseline.py); raises the verdict when the
+        worker's baseline was slower than the two processes' noise allows. The worker's process snapshot is
+        checked first, so a change it can name is said as such."""
+        from . import clean_baseline
+        assert self.worker is not None and self.answers is not None
+        self.worker.send({"type": "snapshot"})
+        self._expect("untouched", "timing")
+        self.answers.settle()
+        rows: List[Dict[str, Any]] = []
+        t = time.monotonic()
+        with device_lock(self.opts.lock, held, yield_s() if self.opts.background else 0.0):
+            self.stages["lock_wait_s"] += time.monotonic() - t
+            t = time.monotonic()
+            for i, passes in enumerate(received):
+                worker_ms, _ = shape_estimate([_pass(h) for h in passes], estimate)
+                header = self.answers.ask(i, self.rng.randrange(1, 2**31), 1.0, False,
+                                          {"clock": int(passes[0]["batch"]["baseline"])})
+                if header.get("error") or not header.get("times"):
+                    rows.append(clean_baseline.not_measured(self.shapes[i], header.get("error") or "no samples"))
+                    continue
+                rows.append(clean_baseline.judged(worker_ms, [float(x) for x in header["times"]],
+                                                  bool(self.backend.gpu), self.shapes[i], passes[0].get("timer", "")))
+            self.stages["clean_baseline_s"] = time.monotonic() - t
+        why = clean_baseline.verdict_reason(rows)
+        if why:
+            raise Verdict("incorrect", why)
+        return rows
+
     def _timing_message(self, kind: str, i: int) -> Dict[str, Any]:
         assert self.worker is not None
         header, _ = self._expect_any("timing")
@@ -775,6 +806,7 @@ class Judge:
             again = [i for i in again if len(received[i]) == 2 and apart(*[
                 intervals([[_pass(h)]], estimate)[0][0] for h in received[i]])]
         self.current = None
+        clean = self._clean_baseline(received, estimate, held)
         asked = kernelbench_timing.request(self.backend.name)
         if asked:  # KernelBench's eager timing, beside ours: timing too, so under the lock
             self.answers.settle()
@@ -872,6 +904,7 @@ class Judge:
                                    f"sets and passes and to the two run orders' readings"
                                    + ("" if gpu else ", and to at least +-3% (what drifts between a CPU's passes)")},
         }
+        verdict["timing"]["clean_baseline"] = clean
         flushed = [h.get("code_flush_bytes", 0) for passes in received for h in passes if h.get("timer") == "cuda-events"]
         if flushed:  # each event-timed sample started with the instruction caches emptied (code_flush.py; 0: not)
             verdict["timing"]["code_flush_bytes"] = min(flushed)

@@ -24,9 +24,10 @@ detecting the timing         __rdtsc gaps between calls; Python's clock in forwa
 tampering with the baseline  numpy.cumsum rebound at import and at the first call (a helper over a list of
                              targets); numpy replaced in sys.modules; setenv(OMP_NUM_THREADS) by name and through
                              the symbol tables; torch.Tensor.cumsum set; torch's thread count changed; libm's code
-                             written through a hidden mprotect, and through a named one [this issue; gpu-mode #162
-                             (timer patch)] -> incorrect ("rebound numpy.cumsum when its module was imported" ...);
-                             static_rejected; the hidden setenv NOT CAUGHT (xfail)
+                             written through a hidden mprotect, and through a named one; glibc's malloc settings
+                             (mallopt) at every call [this issue; gpu-mode #162 (timer patch)] -> incorrect
+                             ("rebound numpy.cumsum when its module was imported" ...; the mallopt by the clean
+                             process's clock of the baseline: "slower in the candidate's process"); static_rejected
 work batched across calls    each call finishes the previous call's output and leaves its own for the next
                              [gpu-mode #104] -> incorrect (fresh inputs in the timed buffers after timing)
 lazy tensor subclass         torch on the CPU: forward returns a Tensor subclass that computes when first read
@@ -159,6 +160,10 @@ CASES = [
          "tampering/machine_code.py", "incorrect", ("wrote into the machine code of", "libm", "during its calls")),
     Case("tampering with the baseline", "writes libm's code (named mprotect)", "cumsum.py",
          "tampering/machine_code_named.py", "static_rejected", ("memory mapping (mprotect)",)),
+    # data inside libc, which no snapshot reads: the clean process's clock of the baseline sees what it did
+    Case("tampering with the baseline", "sets glibc's malloc settings at every call (mallopt)", "rmsnorm.py",
+         "tampering/malloc_settings.py", "incorrect",
+         ("slower in the candidate's process than in a clean process", "the ratio is not one the user would measure")),
     Case("work batched across timed calls", "finishes the previous call's output", "row_sum.py",
          "deferred/finishes_previous_call.py", ("incorrect", "narrow_inputs"), ("Wrong result",)),
     Case("lazy tensor subclass", "computes on first use", "cumsum_torch.py", "lazy/lazy_tensor.py", "incorrect",
@@ -224,6 +229,9 @@ def test_the_honest_twin_is_ok(harness: Harness, monkeypatch: pytest.MonkeyPatch
     v = judge(harness, monkeypatch, RT / problem, RT / candidate, torch, f"honest twin: {label}")
     assert v["status"] == "ok", v
     assert "Correct on" in v["reason"], v
+    # its baseline read as fast in the worker's rounds as in the clean process, within the limit (clean_baseline.py)
+    clean = v["timing"]["clean_baseline"]
+    assert len(clean) == len(v["shapes"]) and all(r["ratio"] <= r["limit"] for r in clean), clean
 
 
 @pytest.mark.parametrize("memo", ["by_content", "modulo_scale"])

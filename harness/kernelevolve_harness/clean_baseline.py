@@ -1,0 +1,127 @@
+"""The baseline's time in the candidate's process, set beside its time in the clean reference process.
+
+The paired ratios time the baseline in the candidate's worker: both kernels in the same buffers, the same
+process, the same device state, which is what makes a ratio of a few percent measurable. The price is that the
+baseline runs in a process the candidate has been in. tamper.py proves the process unchanged where it can be
+read (every library callable, sys.modules, the environment, the libraries' switches, their code pages); what it
+cannot read is a library's private data written through a pointer or a C call it does not watch (glibc's malloc
+settings through mallopt, a thread pool's size, a flag inside a shared object), which can slow the baseline
+without changing any of those.
+
+So after the timed passes, under the device lock, the reference process (which never saw the candidate) times
+each shape's baseline the way the rounds did: on the CPU, samples of `batch` calls on as many buffer sets,
+refilled before each sample, results held until the sample ends (CpuTimer); on a GPU, one call per sample after
+the cache flush (EventTimer), turning through buffer sets; the rounds' estimator (lower quartile, median). A
+baseline that read slower in the worker's rounds than in the clean process by more than the two processes'
+noise (LIMIT) is the candidate's doing: the verdict is `incorrect`, for the ratio it would report is not the one
+the user measures. Each shape's figures go into every verdict (`timing.clean_baseline`).
+
+Measured in the worker's rounds, not by calling the baseline again there: a slowdown can live in the state the
+rounds leave (an RMSNorm whose kernel set mallopt at each call made the rounds' baseline 17x slower, while
+calls of the baseline one at a time in the same process afterwards ran at the clean speed). On a GPU, shapes
+timed as CUDA graphs (kernels of a few microseconds) read slower by events than by graphs, so the check there
+catches only slowdowns beyond that difference.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Optional
+
+from .memory_plan import LARGE_SET
+from .ratios import lower_quartile, median
+
+SAMPLE_S = 0.15  # the clean process's samples of a shape take about this long ...
+MIN_SAMPLES, MAX_SAMPLES = 8, 200  # ... at least and at most this many
+MAX_GPU_SETS = 4  # buffer sets a GPU clock turns through
+# the worker's baseline may read this much slower than the clean one's before the candidate is held to blame.
+# Two processes timing the same kernel differ by a few percent on a GPU; on a shared CPU, by where their pages
+# landed and what else runs (bench-selfjudge-cpu.mjs measured up to ~1.15 between the two kernels of a pass).
+LIMIT = {True: 1.25, False: 1.5}
+
+_perf_counter = time.perf_counter
+
+
+def clock(w: Any, shape: int, seed: int, batch: int) -> List[float]:
+    """The baseline's samples (ms per call) on shape i, inputs of `seed`, in this (the reference) process, timed
+    as the worker's rounds time it (see above): `batch` calls a sample on the CPU."""
+    from . import arrays as A
+    gpu = bool(w.backend.gpu)
+    launch, kb = w.spec.launch, w.kb
+    pool = w.make_inputs(shape, seed, 1.0)
+    set_bytes = sum(A.nbytes(leaf) for a in pool for leaf in A.leaves(a))
+    # a GPU turns through a few sets, one where a set is large (the worker's rounds took the device's room)
+    n = (1 if set_bytes >= LARGE_SET else max(1, min(int(batch), MAX_GPU_SETS))) if gpu else max(1, int(batch))
+    sets = [w.make_inputs(shape, seed, 1.0) for _ in range(n)]  # the pool stays as drawn: the sets' source
+    outputs = set(getattr(w, "outputs", []) or [])
+
+    def refill(args: List[Any]) -> None:
+        for j, a in enumerate(pool):
+            args[j] = A.fill(args[j], a, (lambda d, _a: A.poison(d)) if j in outputs else A.copy_into)
+
+    if gpu:
+        import torch
+        from .timers import CacheFlush, EventTimer
+        flush = getattr(w, "flush_buffer", None) or CacheFlush(torch)
+        w.flush_buffer = flush
+        timer: Any = EventTimer(torch, launch, flush)
+    else:
+        from .timers import CpuTimer
+        timer = CpuTimer(launch)  # keeps freed memory, as the worker's does
+    samples: List[float] = []
+    started = _perf_counter()
+    k = 0
+    for warm in range(2):  # untimed samples first: the memory their results take is had before
+        for args in sets:
+            refill(args)
+        timer.finish([timer.start("baseline", kb, [sets[warm % n]] if gpu else sets)])
+    while len(samples) < MIN_SAMPLES or (len(samples) < MAX_SAMPLES and _perf_counter() - started < SAMPLE_S):
+        if gpu:
+            args = sets[k % n]
+            refill(args)
+            done = timer.finish([timer.start("baseline", kb, [args])])
+        else:
+            for args in sets:
+                refill(args)
+            done = timer.finish([timer.start("baseline", kb, sets)])
+        samples += [d.ms for d in done if not d.set_aside]
+        del done
+        k += 1
+        if k > 4 * MAX_SAMPLES:
+            break
+    return samples
+
+
+def estimate(samples: List[float], gpu: bool) -> float:
+    """The rounds' estimator: the median on a GPU, the lower quartile on a CPU (judge.py)."""
+    if not samples:
+        return 0.0
+    return median(samples) if gpu else lower_quartile(samples)
+
+
+def judged(worker_ms: float, clean: List[float], gpu: bool, shape: Any, timer: str) -> Dict[str, Any]:
+    """One shape's figures: the baseline's time in the worker's rounds and in the clean process, their ratio, and
+    the limit it is held to."""
+    c = estimate(clean, gpu)
+    return {"shape": shape, "worker_ms": round(worker_ms, 6), "clean_ms": round(c, 6),
+            "ratio": round(worker_ms / c, 4) if c > 0 else 1.0, "limit": LIMIT[gpu], "samples": len(clean),
+            "timer": timer}
+
+
+def not_measured(shape: Any, why: str) -> Dict[str, Any]:
+    """A shape whose clean clock failed (the reference process could not make room for it, say): said, and no
+    verdict taken from it."""
+    return {"shape": shape, "not_measured": why[:300]}
+
+
+def verdict_reason(rows: List[Dict[str, Any]]) -> Optional[str]:
+    """The reason an evaluation is incorrect (None: every shape's baseline ran as fast in the worker as in the
+    clean process, within the limit)."""
+    slow = [r for r in rows if "ratio" in r and r["ratio"] > r["limit"]]
+    if not slow:
+        return None
+    r = max(slow, key=lambda r: r["ratio"])
+    return (f"The baseline ran {r['ratio']:.2f}x slower in the candidate's process than in a clean process on "
+            f"shape {r['shape']} ({r['worker_ms']:.4g} ms against {r['clean_ms']:.4g} ms a call; at most "
+            f"{r['limit']:.2f}x is the two processes' noise): something the candidate did at import or in its "
+            f"calls slowed the baseline, so the ratio is not one the user would measure. Leave the libraries and "
+            f"their settings as they are and compute in the kernel instead.")
