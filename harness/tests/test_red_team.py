@@ -107,7 +107,9 @@ def record(label: str, v: Dict[str, Any]) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps({"case": label, "status": v.get("status"), "speedup": v.get("speedup"),
-                                "reason": v.get("reason", "")}) + "\n")
+                                "reason": v.get("reason", ""),
+                                "clean": [r.get("ratio") for r in (v.get("timing") or {}).get("clean_baseline") or []]})
+                    + "\n")
 
 
 def check(case: Case, v: Dict[str, Any]) -> None:

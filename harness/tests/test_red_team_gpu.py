@@ -89,6 +89,8 @@ def test_the_honest_gpu_twin_is_ok(harness: Harness, monkeypatch: pytest.MonkeyP
     v = judge(harness, monkeypatch, RT / problem, RT / candidate, False, f"honest twin: {label}", timeout=600)
     assert v["status"] == "ok", v
     assert "Correct on" in v["reason"], v
+    clean = v["timing"]["clean_baseline"]  # as fast in the worker's rounds as in the clean process
+    assert len(clean) == len(v["shapes"]) and all(r.get("ratio", 0) <= r["limit"] for r in clean), clean
 
 
 def test_the_honest_l2_twin_is_ok(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:

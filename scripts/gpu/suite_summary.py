@@ -8,6 +8,7 @@ of the ok ones, the problems judged with a larger share or alone (and why), the 
 """
 import json
 import math
+import os
 import sys
 
 TOLERANCE = 0.03
@@ -45,6 +46,22 @@ def main(paths):
     print(f"total wall time {sum(sessions):.0f} s ({sum(sessions) / 60:.1f} min) over {len(sessions)} session(s): "
           + ", ".join(f"{s:.0f} s" for s in sessions)
           + f"; the evaluations' own {sum(r.get('evalSeconds', 0) for r in rows.values()):.0f} s")
+    clean = []  # the baseline's worker/clean-process ratio per shape (clean_baseline.py), from each verdict.json
+    for p in paths:
+        folder = os.path.dirname(os.path.abspath(p))
+        for name in rows:
+            path = os.path.join(folder, name, "verdict.json")
+            if os.path.exists(path):
+                try:
+                    with open(path) as f:
+                        v = json.load(f)
+                except (OSError, ValueError):
+                    continue
+                clean += [r["ratio"] for r in ((v.get("timing") or {}).get("clean_baseline") or []) if "ratio" in r]
+    if clean:
+        clean.sort()
+        print(f"the baseline in the worker against a clean process, {len(clean)} shapes: min {clean[0]:.3f}, "
+              f"median {clean[len(clean) // 2]:.3f}, max {clean[-1]:.3f}")
     print("slowest ten:")
     for r in sorted(rows.values(), key=lambda r: -r.get("wallSeconds", 0))[:10]:
         print(f"  {r['problem']:<70} {r.get('wallSeconds', 0):6.1f} s  {r['status']}")

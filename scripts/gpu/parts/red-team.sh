@@ -15,11 +15,12 @@ VERDICTS="$RAW/red-team-verdicts.jsonl"
 echo "-- harness/tests/test_red_team_gpu.py"
 KERNELEVOLVE_RED_TEAM_VERDICTS="$VERDICTS" PYTHONPATH=harness timeout 540 python3 -m pytest \
   harness/tests/test_red_team_gpu.py -q -rsxX -p no:cacheprovider 2>&1 | tee "$RAW/red-team-pytest.log" | tail -20
-echo "-- one line per case: verdict, speedup, reason"
+echo "-- one line per case: verdict, speedup, the baseline's worker/clean-process ratio per shape, reason"
 python3 - "$VERDICTS" <<'PY'
 import json, sys
 for line in open(sys.argv[1], encoding="utf-8"):
     d = json.loads(line)
     speedup = f"{d['speedup']:.2f}x" if d.get("speedup") else "-"
-    print(f"{d['case'][:62]:62s} {d['status']:15s} {speedup:>7s}  {' '.join(d['reason'].split())[:100]}")
+    clean = ",".join(f"{r:.2f}" for r in d.get("clean") or [] if r is not None) or "-"
+    print(f"{d['case'][:62]:62s} {d['status']:15s} {speedup:>7s} clean {clean:>5s}  {' '.join(d['reason'].split())[:100]}")
 PY
