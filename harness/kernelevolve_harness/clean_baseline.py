@@ -15,7 +15,8 @@ the cache flush (EventTimer), turning through buffer sets; the rounds' estimator
 baseline that read slower in the worker's rounds than in the clean process by more than the two processes'
 noise (LIMIT) is timed again (a new pass of the pair, in new buffers) and clocked again: on a busy machine a
 moment of load passes, while a slowdown the candidate made is there again. Slower again, it is the candidate's
-doing: the verdict is `incorrect`, for the ratio it would report is not the one the user measures. Each shape's figures go into every verdict (`timing.clean_baseline`).
+doing: the verdict is `incorrect`, for the ratio it would report is not the one the user measures. Each
+shape's figures go into every verdict (`timing.clean_baseline`).
 
 Measured in the worker's rounds, not by calling the baseline again there: a slowdown can live in the state the
 rounds leave (an RMSNorm whose kernel set mallopt at each call made the rounds' baseline 17x slower, while
