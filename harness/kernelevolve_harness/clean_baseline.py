@@ -11,7 +11,9 @@ without changing any of those.
 So after the timed passes, under the device lock, the reference process (which never saw the candidate) times
 each shape's baseline the way the rounds did: on the CPU, samples of `batch` calls on as many buffer sets,
 refilled before each sample, results held until the sample ends (CpuTimer); on a GPU, one call per sample after
-the cache flush (EventTimer), turning through buffer sets; the rounds' estimator (lower quartile, median). A
+the cache flush (EventTimer), turning through buffer sets. Each side's fastest sample is its figure: what other
+processes do only ever adds time, so on a busy machine the fastest of many samples is the steadiest reading of
+what the process itself costs, while a slowdown the candidate made is in every sample. A
 baseline that read slower in the worker's rounds than in the clean process by more than the two processes'
 noise (LIMIT) is timed again (a new pass of the pair, in new buffers) and clocked again: on a busy machine a
 moment of load passes, while a slowdown the candidate made is there again. Slower again, it is the candidate's
@@ -31,10 +33,9 @@ import time
 from typing import Any, Dict, List, Optional
 
 from .memory_plan import LARGE_SET
-from .ratios import lower_quartile, median
 
-SAMPLE_S = 0.15  # the clean process's samples of a shape take about this long ...
-MIN_SAMPLES, MAX_SAMPLES = 8, 200  # ... at least and at most this many
+SAMPLE_S = 0.25  # the clean process's samples of a shape take about this long ...
+MIN_SAMPLES, MAX_SAMPLES = 12, 300  # ... at least and at most this many
 MAX_GPU_SETS = 4  # buffer sets a GPU clock turns through
 # the worker's baseline may read this much slower than the clean one's before the candidate is held to blame.
 # Two processes timing the same kernel differ by a few percent on a GPU; on a shared CPU, by where their pages
@@ -99,17 +100,10 @@ def clock(w: Any, shape: int, seed: int, batch: int) -> List[float]:
     return samples
 
 
-def estimate(samples: List[float], gpu: bool) -> float:
-    """The rounds' estimator: the median on a GPU, the lower quartile on a CPU (judge.py)."""
-    if not samples:
-        return 0.0
-    return median(samples) if gpu else lower_quartile(samples)
-
-
 def judged(worker_ms: float, clean: List[float], gpu: bool, shape: Any, timer: str) -> Dict[str, Any]:
     """One shape's figures: the baseline's time in the worker's rounds and in the clean process, their ratio, and
     the limit it is held to."""
-    c = estimate(clean, gpu)
+    c = min(clean)
     return {"shape": shape, "worker_ms": round(worker_ms, 6), "clean_ms": round(c, 6),
             "ratio": round(worker_ms / c, 4) if c > 0 else 1.0, "limit": limit(gpu), "samples": len(clean),
             "timer": timer}

@@ -696,8 +696,7 @@ class Judge:
                 key = "host_waits" if header["host_waits"] > 0 else "host_bound_shapes"
                 self.stages[key] = self.stages.get(key, 0) + max(1, header["host_waits"])
 
-    def _clean_baseline(self, received: List[List[Dict[str, Any]]], estimate: Callable[..., float],
-                        held: List[List[float]]) -> List[Dict[str, Any]]:
+    def _clean_baseline(self, received: List[List[Dict[str, Any]]], held: List[List[float]]) -> List[Dict[str, Any]]:
         """Each shape's baseline timed in the clean reference process the way the worker's rounds timed it, under
         the device lock, and set beside the rounds' figure (clean_baseline.py). A shape whose baseline read slower
         in the worker than the two processes' noise allows is timed again, a new pass in new buffers, and clocked
@@ -708,14 +707,14 @@ class Judge:
         assert self.worker is not None and self.answers is not None
         n = len(received)
         self.clean_held: List[List[float]] = []
-        rows = self._clean_clock(received, estimate, list(range(n)), {})
+        rows = self._clean_clock(received, list(range(n)), {})
         slow = [i for i, r in enumerate(rows) if clean_baseline.too_slow(r)]
         if slow:
             self.worker.send({"type": "retime", "shapes": slow,
                               "pool_seeds": [[self.rng.randrange(1, 2**31) for _ in range(3)] for _ in range(n)],
                               "fresh_seeds": [self.rng.randrange(1, 2**31) for _ in range(n)]})
             self._timed_passes(slow, received, held)
-            again = self._clean_clock(received, estimate, slow, {i: rows[i] for i in slow})
+            again = self._clean_clock(received, slow, {i: rows[i] for i in slow})
             for i, row in zip(slow, again):
                 rows[i] = row
         why = clean_baseline.verdict_reason(rows)
@@ -723,8 +722,8 @@ class Judge:
             raise Verdict("incorrect", why)
         return rows
 
-    def _clean_clock(self, received: List[List[Dict[str, Any]]], estimate: Callable[..., float],
-                     shapes: List[int], first: Dict[int, Dict[str, Any]]) -> List[Dict[str, Any]]:
+    def _clean_clock(self, received: List[List[Dict[str, Any]]], shapes: List[int],
+                     first: Dict[int, Dict[str, Any]]) -> List[Dict[str, Any]]:
         """The clean process's clock of each of `shapes`, beside the worker's rounds (their last pass where the shape
         was timed again: `first` holds its first reading)."""
         from . import clean_baseline
@@ -740,7 +739,7 @@ class Judge:
             t = time.monotonic()
             for i in shapes:
                 passes = received[i][-1:] if i in first else received[i]
-                worker_ms, _ = shape_estimate([_pass(h) for h in passes], estimate)
+                worker_ms = min(x for h in passes for x in _pass(h)[0])  # the baseline's fastest sample
                 header = self.answers.ask(i, self.rng.randrange(1, 2**31), 1.0, False,
                                           {"clock": int(passes[0]["batch"]["baseline"])})
                 if header.get("error") or not header.get("times"):
@@ -832,7 +831,7 @@ class Judge:
             again = [i for i in again if len(received[i]) == 2 and apart(*[
                 intervals([[_pass(h)]], estimate)[0][0] for h in received[i]])]
         self.current = None
-        clean = self._clean_baseline(received, estimate, held)
+        clean = self._clean_baseline(received, held)
         asked = kernelbench_timing.request(self.backend.name)
         if asked:  # KernelBench's eager timing, beside ours: timing too, so under the lock
             self.answers.settle()
