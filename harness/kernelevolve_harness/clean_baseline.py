@@ -13,12 +13,12 @@ each shape's baseline the way the rounds did: on the CPU, samples of `batch` cal
 refilled before each sample, results held until the sample ends (CpuTimer); on a GPU, one call per sample after
 the cache flush (EventTimer), turning through buffer sets. Each side's fastest sample is its figure: what other
 processes do only ever adds time, so on a busy machine the fastest of many samples is the steadiest reading of
-what the process itself costs, while a slowdown the candidate made is in every sample. A
-baseline that read slower in the worker's rounds than in the clean process by more than the two processes'
-noise (LIMIT) is timed again (a new pass of the pair, in new buffers) and clocked again: on a busy machine a
-moment of load passes, while a slowdown the candidate made is there again. Slower again, it is the candidate's
-doing: the verdict is `incorrect`, for the ratio it would report is not the one the user measures. Each
-shape's figures go into every verdict (`timing.clean_baseline`).
+what the process itself costs, while a slowdown the candidate made is in every sample. A baseline that read
+slower in the worker's rounds than in the clean process by more than the two processes' noise (LIMIT) is timed
+again (a new pass of the pair, in new buffers) and clocked again, each side then read by its fastest sample of
+all so far, up to READINGS times: on a busy machine a spell of load passes, while a slowdown the candidate made is
+there every time. Slower every time, it is the candidate's doing: the verdict is `incorrect`, for the ratio it
+would report is not the one the user measures. Each shape's figures go into every verdict (`timing.clean_baseline`).
 
 Measured in the worker's rounds, not by calling the baseline again there: a slowdown can live in the state the
 rounds leave (an RMSNorm whose kernel set mallopt at each call made the rounds' baseline 17x slower, while
@@ -41,6 +41,7 @@ MAX_GPU_SETS = 4  # buffer sets a GPU clock turns through
 # Two processes timing the same kernel differ by a few percent on a GPU; on a shared CPU, by where their pages
 # landed and what else runs (bench-selfjudge-cpu.mjs measured up to ~1.15 between the two kernels of a pass).
 LIMIT = {True: 1.25, False: 1.5}
+READINGS = 3  # a shape read too slow is timed and clocked again, until this many readings
 LIMIT_ENV = "KERNELEVOLVE_CLEAN_BASELINE_LIMIT"  # the judge's own setting (a machine noisier than these), never a candidate's
 
 
@@ -126,7 +127,8 @@ def verdict_reason(rows: List[Dict[str, Any]]) -> Optional[str]:
     if not slow:
         return None
     r = max(slow, key=lambda r: r["ratio"])
-    twice = f", and {r['first']['ratio']:.2f}x in the pass before" if "first" in r else ""
+    twice = (f", after {', '.join(f'{x:.2f}x' for x in r['readings'])} in the readings before (each pass timed "
+             f"again, the fastest samples of all)" if r.get("readings") else "")
     return (f"The baseline ran {r['ratio']:.2f}x slower in the candidate's process than in a clean process on "
             f"shape {r['shape']} ({r['worker_ms']:.4g} ms against {r['clean_ms']:.4g} ms a call{twice}; at most "
             f"{r['limit']:.2f}x is the two processes' noise): something the candidate did at import or in its "

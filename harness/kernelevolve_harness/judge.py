@@ -699,23 +699,27 @@ class Judge:
     def _clean_baseline(self, received: List[List[Dict[str, Any]]], held: List[List[float]]) -> List[Dict[str, Any]]:
         """Each shape's baseline timed in the clean reference process the way the worker's rounds timed it, under
         the device lock, and set beside the rounds' figure (clean_baseline.py). A shape whose baseline read slower
-        in the worker than the two processes' noise allows is timed again, a new pass in new buffers, and clocked
-        again in the clean process: a busy moment of the machine passes, a slowdown the candidate made does not.
-        Raises the verdict when the new pass reads slower too. The worker's process snapshot is checked first, so a
-        change it can name is said as such."""
+        in the worker than the two processes' noise allows is timed again (a new pass in new buffers) and clocked
+        again in the clean process, up to clean_baseline.READINGS times, each reading the fastest sample of all so
+        far on either side: a busy spell of the machine passes, a slowdown the candidate made does not. Raises the
+        verdict when the last reading is slower too. The worker's process snapshot is checked first, so a change
+        it can name is said as such."""
         from . import clean_baseline
         assert self.worker is not None and self.answers is not None
         n = len(received)
         self.clean_held: List[List[float]] = []
-        rows = self._clean_clock(received, list(range(n)), {})
-        slow = [i for i, r in enumerate(rows) if clean_baseline.too_slow(r)]
-        if slow:
+        clocked: Dict[int, List[float]] = {i: [] for i in range(n)}  # each shape's clean samples so far
+        rows = self._clean_clock(received, list(range(n)), clocked)
+        for _ in range(clean_baseline.READINGS - 1):
+            slow = [i for i, r in enumerate(rows) if clean_baseline.too_slow(r)]
+            if not slow:
+                break
             self.worker.send({"type": "retime", "shapes": slow,
                               "pool_seeds": [[self.rng.randrange(1, 2**31) for _ in range(3)] for _ in range(n)],
                               "fresh_seeds": [self.rng.randrange(1, 2**31) for _ in range(n)]})
             self._timed_passes(slow, received, held)
-            again = self._clean_clock(received, slow, {i: rows[i] for i in slow})
-            for i, row in zip(slow, again):
+            for i, row in zip(slow, self._clean_clock(received, slow, clocked)):
+                row["readings"] = rows[i].get("readings", []) + [rows[i]["ratio"]]
                 rows[i] = row
         why = clean_baseline.verdict_reason(rows)
         if why:
@@ -723,9 +727,9 @@ class Judge:
         return rows
 
     def _clean_clock(self, received: List[List[Dict[str, Any]]], shapes: List[int],
-                     first: Dict[int, Dict[str, Any]]) -> List[Dict[str, Any]]:
-        """The clean process's clock of each of `shapes`, beside the worker's rounds (their last pass where the shape
-        was timed again: `first` holds its first reading)."""
+                     clocked: Dict[int, List[float]]) -> List[Dict[str, Any]]:
+        """The clean process's clock of each of `shapes`, beside the worker's rounds: the fastest sample of every
+        pass of the shape and of every clock so far (`clocked`, added to)."""
         from . import clean_baseline
         assert self.worker is not None and self.answers is not None
         self.worker.send({"type": "snapshot"})
@@ -738,17 +742,15 @@ class Judge:
             self.stages["lock_wait_s"] += time.monotonic() - t
             t = time.monotonic()
             for i in shapes:
-                passes = received[i][-1:] if i in first else received[i]
-                worker_ms = min(x for h in passes for x in _pass(h)[0])  # the baseline's fastest sample
+                worker_ms = min(x for h in received[i] for x in _pass(h)[0])  # the baseline's fastest sample
                 header = self.answers.ask(i, self.rng.randrange(1, 2**31), 1.0, False,
-                                          {"clock": int(passes[0]["batch"]["baseline"])})
+                                          {"clock": int(received[i][0]["batch"]["baseline"])})
                 if header.get("error") or not header.get("times"):
                     rows.append(clean_baseline.not_measured(self.shapes[i], header.get("error") or "no samples"))
                     continue
-                rows.append(clean_baseline.judged(worker_ms, [float(x) for x in header["times"]],
-                                                  bool(self.backend.gpu), self.shapes[i], passes[0].get("timer", "")))
-                if i in first:
-                    rows[-1]["first"] = {k: first[i][k] for k in ("worker_ms", "clean_ms", "ratio") if k in first[i]}
+                clocked[i] += [float(x) for x in header["times"]]
+                rows.append(clean_baseline.judged(worker_ms, clocked[i], bool(self.backend.gpu), self.shapes[i],
+                                                  received[i][0].get("timer", "")))
             self.stages["clean_baseline_s"] = self.stages.get("clean_baseline_s", 0.0) + time.monotonic() - t
         return rows
 
