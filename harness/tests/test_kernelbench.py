@@ -159,10 +159,12 @@ class ModelNew:
 
 
 def test_a_model_new_replaying_its_last_result_for_the_same_input_buffer_is_caught(harness: Harness) -> None:
-    # Its C++ keeps the last result by the input's address and copies it back when given that address again.
+    # Its C++ keeps the last result by the input's address and copies it back when given that address again:
+    # caught at whichever call first meets an address it has seen (the same buffers called again with new inputs,
+    # or a second run whose inputs landed where a freed set lay; where the checks come is drawn per evaluation).
     v = judge(harness, RELU, STALE_RELU)
     assert v["status"] == "incorrect", v
-    assert "the same buffers called again with new inputs" in v["reason"], v
+    assert "Wrong result" in v["reason"], v
 
 
 def test_zero_softmax_passes_kernelbench_allclose_but_not_this_harness(harness: Harness) -> None:

@@ -259,3 +259,16 @@ def test_an_l2_persistence_window_is_refused_before_any_gpu_is_needed(harness: H
               RT / "l2_persistence" / "persisting_window.cu", False, "L2 persistence windows: persisting window")
     assert v["status"] == "static_rejected", v
     assert "device-control call (cudaDeviceSetLimit)" in v["reason"], v
+
+
+def test_a_baseline_slower_in_the_worker_is_timed_again_before_it_is_blamed(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A limit below what any honest pair reads (the judge's own setting): the honest kernel's baseline is slower
+    # than the limit in the worker's rounds, so the shape is timed again in a new pass and clocked again in the
+    # clean process before the verdict; here it is slower again, and the reason gives both readings. (At the
+    # real limits a busy moment of the machine passes between the two.)
+    monkeypatch.setenv("KERNELEVOLVE_CLEAN_BASELINE_LIMIT", "0.2")
+    v = judge(harness, monkeypatch, RT / "rmsnorm.py", RT / "honest/rmsnorm.py", False, "clean clock: limit 0.2")
+    assert v["status"] == "incorrect", v
+    assert "slower in the candidate's process than in a clean process" in v["reason"], v
+    assert "in the pass before; at most 0.20x" in v["reason"], v
