@@ -55,6 +55,7 @@ from .backends.base import JUDGE_DIR_ENV, cache_dir
 from .device_lock import lock_path
 from .host_check import machine
 from .process_tree import kill_tree
+from .verdicts import VerdictRecord
 
 ENVELOPE = 1
 LOG_TAIL = 4000
@@ -305,11 +306,10 @@ class JobRun:
         if self._setup_error:
             return envelope("harness_error", message=self._setup_error, **where)
         if timed_out:
-            verdict = {"status": "timeout",
-                       "reason": f"The evaluation did not finish within {_seconds(self.job.timeout_s or 0)} s on "
-                                 f"{self.node}; it was stopped with everything it started.",
-                       "log": _tail(stderr or stdout)}
-            return envelope("verdict", verdict=verdict, **where)
+            timeout = VerdictRecord("timeout", f"The evaluation did not finish within {_seconds(self.job.timeout_s or 0)} "
+                                               f"s on {self.node}; it was stopped with everything it started.",
+                                    log=_tail(stderr or stdout))
+            return envelope("verdict", verdict=timeout.to_json(), **where)
         code = proc.returncode if proc is not None else None
         if code == 2:
             said = [l[len(SPEC_ERROR_PREFIX):] for l in stderr.splitlines() if l.startswith(SPEC_ERROR_PREFIX)]

@@ -31,7 +31,7 @@ from .spec import SpecError, read_header
 from .ratios import LEVEL, apart, intervals, lower_quartile, median, shape_estimate, with_floor, worth_retiming
 from .static_c import strip_comments
 from .timing_settings import TimingSettings
-from .verdicts import Verdict, alias_verdict, shape_text as _shape_text
+from .verdicts import Verdict, VerdictRecord, alias_verdict, shape_text as _shape_text
 from .worker_limits import worker_limits
 
 LOG_LIMIT = 4000
@@ -248,20 +248,13 @@ class Judge:
         return TIMEOUTS[stage] * self.scale
 
     # --- the whole evaluation --------------------------------------------------------------------------
-    def run(self) -> Dict[str, Any]:
+    def run(self) -> VerdictRecord:
         try:
             return self._run()
         except Verdict as v:
-            out: Dict[str, Any] = {"status": v.status, "reason": v.reason}
-            if self.compile_stats:
-                out["compile"] = self.compile_stats
-            out["stages"] = self._stage_times()
-            if self.workers:
-                out["workers"] = self.workers
             log = "\n".join(x for x in (self.log, v.log) if x)
-            if log:
-                out["log"] = _tail(log)
-            return out
+            return VerdictRecord(v.status, v.reason, compile=self.compile_stats or None, stages=self._stage_times(),
+                                 workers=self.workers or None, log=_tail(log) if log else None)
         finally:
             if TRACE:
                 _trace_cpu(self)
@@ -274,7 +267,7 @@ class Judge:
                 self.backend.publish_compiled()
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def _run(self) -> Dict[str, Any]:
+    def _run(self) -> VerdictRecord:
         cand_text = self._read(self.opts.candidate, "--candidate")
         base_text = self._read(self.baseline_path, "--baseline")
         kernel = self.header.kernel
@@ -796,7 +789,7 @@ class Judge:
                              f"{header.get('timer')}, {header.get('rule')}; "
                              + ", ".join(f"{k} {v:.3f} s" for k, v in phases.items()) + "\n")
 
-    def _timing(self) -> Dict[str, Any]:
+    def _timing(self) -> VerdictRecord:
         assert self.worker is not None
         gpu = self.backend.gpu
         n = len(self.shapes)
@@ -919,38 +912,38 @@ class Judge:
             row["interval"] = [lo, hi]
         self.stages["verify_s"] = time.monotonic() - t
         method = ", ".join(sorted(set(methods)))
-        verdict: Dict[str, Any] = {
-            "status": "ok",
-            "reason": f"Correct on {n} shape(s) x {len(self.seeds)} seeds; {speedup:.2f}x the baseline "
-                      f"({overall_iv[0]:.2f}-{overall_iv[1]:.2f}; geometric mean of paired ratios).",
-            "speedup": speedup, "speedup_interval": list(overall_iv), "shapes": rows, "compile": self.compile_stats,
-            "timing": {"method": method, "estimator": "median" if gpu else "lower quartile",
-                       "lock": bool(self.opts.lock), "lock_held": held or None,
-                       "paired": "interleaved rounds",
-                       "interval": f"{int(LEVEL * 100)}%: bootstrap over rounds, widened to the spread between buffer "
-                                   f"sets and passes and to the two run orders' readings"
-                                   + ("" if gpu else ", and to at least +-3% (what drifts between a CPU's passes)")},
-        }
-        verdict["timing"]["clean_baseline"] = clean
+        timing: Dict[str, Any] = {
+            "method": method, "estimator": "median" if gpu else "lower quartile",
+            "lock": bool(self.opts.lock), "lock_held": held or None,
+            "paired": "interleaved rounds",
+            "interval": f"{int(LEVEL * 100)}%: bootstrap over rounds, widened to the spread between buffer "
+                        f"sets and passes and to the two run orders' readings"
+                        + ("" if gpu else ", and to at least +-3% (what drifts between a CPU's passes)"),
+            "clean_baseline": clean}
         if self.opts.lock:
-            verdict["timing"]["clean_lock_held"] = self.clean_held
+            timing["clean_lock_held"] = self.clean_held
         flushed = [h.get("code_flush_bytes", 0) for passes in received for h in passes if h.get("timer") == "cuda-events"]
         if flushed:  # each event-timed sample started with the instruction caches emptied (code_flush.py; 0: not)
-            verdict["timing"]["code_flush_bytes"] = min(flushed)
+            timing["code_flush_bytes"] = min(flushed)
         if os.environ.get("KERNELEVOLVE_VERDICT_PASSES") == "1":  # every pass's samples, for a study of the
             # judge's rules offline (scripts/gpu/retime_study.py): which shapes a rule would time again, and what
             # the verdict would have read without those passes
-            verdict["timing"]["passes"] = [[{"samples": h["samples"], "buffer_sets": h.get("buffer_sets"),
-                                             "orders": h.get("orders"), "timer": h.get("timer")} for h in passes]
-                                           for passes in received]
+            timing["passes"] = [[{"samples": h["samples"], "buffer_sets": h.get("buffer_sets"),
+                                  "orders": h.get("orders"), "timer": h.get("timer")} for h in passes]
+                                for passes in received]
+        verdict = VerdictRecord(
+            "ok", f"Correct on {n} shape(s) x {len(self.seeds)} seeds; {speedup:.2f}x the baseline "
+                  f"({overall_iv[0]:.2f}-{overall_iv[1]:.2f}; geometric mean of paired ratios).",
+            speedup=speedup, speedup_interval=list(overall_iv), shapes=rows, compile=self.compile_stats,
+            timing=timing)
         kernelbench_timing.annotate(verdict, final.get("kernelbench"), gpu)
         if self.opts.profile:
             from .profiling import profile
-            verdict["profile"] = profile(self, rows, spreads)
-        verdict["stages"] = self._stage_times()
-        verdict["workers"] = self.workers
+            verdict.profile = profile(self, rows, spreads)
+        verdict.stages = self._stage_times()
+        verdict.workers = self.workers
         if self.log:
-            verdict["log"] = _tail(self.log)
+            verdict.log = _tail(self.log)
         return verdict
 
 
@@ -990,22 +983,20 @@ def _iqr(xs: List[float]) -> float:
 
 
 def evaluate(opts: Options) -> Dict[str, Any]:
+    """Judges one candidate; its verdict as printed (verdicts.VerdictRecord)."""
     from . import kernelbench
     import dataclasses
     kernelbench.require_problem_or_spec(opts.spec)
     opts = dataclasses.replace(opts, spec=kernelbench.spec_for(opts.spec))  # a KernelBench problem as a spec
     try:
-        return Judge(opts).run()
+        verdict = Judge(opts).run()
     except SharedReferenceLost:
-        import dataclasses
         verdict = Judge(dataclasses.replace(opts, shared_reference=False)).run()
-        verdict.setdefault("workers", {})["reference"] = (
-            "warm (the shared reference exited mid-evaluation, so it was judged again with its own)")
-        return verdict
+        verdict.workers = {**(verdict.workers or {}), "reference": (
+            "warm (the shared reference exited mid-evaluation, so it was judged again with its own)")}
     except WarmServerLost:
         # Judged again from the start with new Pythons: the verdict is never the server's fault.
-        import dataclasses
         verdict = Judge(dataclasses.replace(opts, warm=False)).run()
-        verdict["workers"] = {k: "cold (the warm-worker server exited mid-evaluation, so it was judged again)"
-                              for k in verdict.get("workers") or {}}
-        return verdict
+        verdict.workers = {k: "cold (the warm-worker server exited mid-evaluation, so it was judged again)"
+                           for k in verdict.workers or {}}
+    return verdict.to_json()

@@ -17,7 +17,7 @@ import os
 import time
 from typing import Any, Callable, Dict, List
 
-from .verdicts import shape_text as _shape_text
+from .verdicts import VerdictRecord, shape_text as _shape_text
 
 WARMUP = 3
 TRIALS = 100  # num_perf_trials of KernelBench's eval_from_generations.py
@@ -105,15 +105,15 @@ def _geomean(xs: List[float]) -> float:
     return math.exp(sum(math.log(max(x, 1e-300)) for x in xs) / len(xs))
 
 
-def annotate(verdict: Dict[str, Any], measured: Any, gpu: bool) -> None:
+def annotate(verdict: VerdictRecord, measured: Any, gpu: bool) -> None:
     """Adds KernelBench's ratio beside the harness's: `kernelbench` on the verdict (overall: geometric means over
     shapes) and on each shape, and a note (and a clause of the reason) where the two disagree."""
-    rows = verdict.get("shapes") or []
+    rows = verdict.shapes or []
     if not isinstance(measured, list) or len(measured) != len(rows):
         return
     errors = [m["error"] for m in measured if isinstance(m, dict) and "error" in m]
     if errors:
-        verdict.setdefault("notes", []).append(f"KernelBench's timing could not be taken: {errors[0]}")
+        verdict.notes = (verdict.notes or []) + [f"KernelBench's timing could not be taken: {errors[0]}"]
         return
     notes: List[str] = []
     for row, m in zip(rows, measured):
@@ -134,7 +134,7 @@ def annotate(verdict: Dict[str, Any], measured: Any, gpu: bool) -> None:
         notes.append(f"On shape {_shape_text(row['shape'])} KernelBench's eager timing reads {kb:.2f}x where this "
                      f"harness reads {ours}: {why}.")
     speedup = _geomean([r["kernelbench"]["speedup"] for r in rows])
-    verdict["kernelbench"] = {
+    verdict.kernelbench = {
         "speedup": speedup,
         "baseline_ms": _geomean([r["kernelbench"]["baseline_ms"] for r in rows]),
         "candidate_ms": _geomean([r["kernelbench"]["candidate_ms"] for r in rows]),
@@ -143,6 +143,6 @@ def annotate(verdict: Dict[str, Any], measured: Any, gpu: bool) -> None:
         "l2_flush": "256 MiB write before each call" if gpu else "none (a CPU problem)",
     }
     if notes:
-        verdict.setdefault("notes", []).extend(notes)
-        verdict["reason"] = (f"{verdict['reason']} KernelBench's eager timing reads {speedup:.2f}x, apart from this "
-                             f"harness's on {len(notes)} of {len(rows)} shape(s) (see notes).")
+        verdict.notes = (verdict.notes or []) + notes
+        verdict.reason = (f"{verdict.reason} KernelBench's eager timing reads {speedup:.2f}x, apart from this "
+                          f"harness's on {len(notes)} of {len(rows)} shape(s) (see notes).")

@@ -64,12 +64,15 @@ def test_kernelbench_timing_is_left_out_of_ordinary_specs_and_when_switched_off(
 
 def test_a_disagreement_is_explained_in_the_notes_and_the_reason() -> None:
     from kernelevolve_harness import kernelbench_timing
+    from kernelevolve_harness.verdicts import VerdictRecord
     rows = [{"shape": {"n": 16}, "baseline_ms": 0.010, "candidate_ms": 0.005, "speedup": 2.0, "interval": [1.9, 2.1]},
             {"shape": {"n": 4096}, "baseline_ms": 1.0, "candidate_ms": 0.5, "speedup": 2.0, "interval": [1.95, 2.05]}]
-    verdict = {"status": "ok", "reason": "Correct.", "speedup": 2.0, "shapes": rows}
+    record = VerdictRecord("ok", "Correct.", speedup=2.0, shapes=rows)
     # the short shape's eager calls are dominated by ~0.02 ms of launches; the long one agrees
-    kernelbench_timing.annotate(verdict, [{"baseline_ms": 0.03, "candidate_ms": 0.025, "trials": 100},
-                                          {"baseline_ms": 1.02, "candidate_ms": 0.51, "trials": 100}], gpu=True)
+    kernelbench_timing.annotate(record, [{"baseline_ms": 0.03, "candidate_ms": 0.025, "trials": 100},
+                                         {"baseline_ms": 1.02, "candidate_ms": 0.51, "trials": 100}], gpu=True)
+    verdict = record.to_json()
+    assert list(verdict) == ["status", "reason", "speedup", "shapes", "kernelbench", "notes"]
     assert verdict["shapes"][0]["kernelbench"]["speedup"] == 0.03 / 0.025
     assert abs(verdict["kernelbench"]["speedup"] - ((0.03 / 0.025) * 2.0) ** 0.5) < 1e-12
     assert verdict["kernelbench"]["method"] == "cuda_event"

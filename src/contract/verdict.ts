@@ -66,6 +66,13 @@ export interface Verdict {
   kernelbench?: KernelBenchTiming;
   /** Sentences about the evaluation that do not change its status (where KernelBench's timing disagrees). */
   notes?: string[];
+  /** How the shapes were timed: method, estimator, the timing lock and when it was held, the clean reference
+   *  process's timing of the baseline (`clean_baseline`), ... (docs/harness.md). Present when status is ok. */
+  timing?: Record<string, unknown>;
+  /** Seconds spent in each stage of the evaluation (`compile_s`, `timing_s`, ..., `total_s`). */
+  stages?: Record<string, number>;
+  /** How each of the harness's processes was started: `shared (reused)`, `warm`, `cold (why)`. */
+  workers?: Record<string, string>;
   /** Compiler / runtime text, truncated. */
   log?: string;
   /** Filled in by the host that ran the evaluation (not by the harness). */
