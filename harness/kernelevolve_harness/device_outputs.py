@@ -6,11 +6,11 @@ where the outputs are torch tensors on a GPU and one call's outputs reach SHARE_
 shares them with the reference process instead (a CUDA IPC handle per output: no copy) and waits; the reference
 process, which never runs candidate code, computes its own expected outputs on the same device and applies the
 judge's rule to the pair there, a chunk at a time (chunked_compare.py); the judge reads the answer (which output,
-if any, is wrong, in the words compare.py would use), and tells the worker it may let go of its outputs.
+if any, is wrong, in float_rule.py's words), and tells the worker it may let go of its outputs.
 
-The rule is compare.py's: the dtype and shape first, then the element-wise bound with the dtype's or the spec's
-(rtol, atol) and the norm-relative error; on the robustness pass's wide inputs, the atol is at least rtol x the
-RMS of the reference's finite elements, and elements where the reference is NaN or Inf are not compared.
+The rule is the judge's (float_rule.py): the dtype and shape first, then the element-wise bound with the dtype's
+or the spec's (rtol, atol) and the norm-relative error; on the robustness pass's wide inputs, the atol is
+float_rule.wide_floor's, and elements where the reference is NaN or Inf are not compared.
 
 Nothing here decides anything in the candidate's process: the worker only says where its outputs are.
 
@@ -20,14 +20,14 @@ may write no file over 32 MiB, and shared memory counts as one).
 """
 from __future__ import annotations
 
-import math
 import mmap
 import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import arrays as A
-from .chunked_compare import CHUNK_ELEMENTS, check
+from . import float_rule as F
+from .chunked_compare import check, wide_atol
 from .tolerances import tolerance
 
 # One call's outputs from this many bytes on are compared on their device (KERNELEVOLVE_DEVICE_COMPARE_BYTES;
@@ -182,33 +182,16 @@ def open_shared(d: Dict[str, Any]) -> Any:
     return out
 
 
-def wide_atol(ref: Any, rtol: float, atol: float) -> float:
-    """The robustness pass's floor (compare.Expected with wide=True): rtol x the RMS of the reference's finite
-    elements, when larger than atol."""
-    t = _torch()
-    flat = ref.reshape(-1)
-    squares, count = 0.0, 0
-    for s in range(0, flat.numel(), CHUNK_ELEMENTS):
-        part = flat[s:s + CHUNK_ELEMENTS]
-        part = part.to(t.float64) if part.is_floating_point() else part.abs().to(t.float64)
-        fin = t.isfinite(part)
-        n, sq = t.stack([fin.sum().to(t.float64),  # in one transfer from the device
-                         t.where(fin, part, t.zeros((), dtype=part.dtype, device=part.device)).square().sum()]).tolist()
-        count += int(n)
-        squares += float(sq)
-    return max(atol, rtol * math.sqrt(squares / count)) if count else atol
-
-
 def compare(k: int, cand: Any, cand_dtype: str, ref: Any, spec_tol: Dict[str, Any], wide: bool) -> Optional[str]:
-    """None when output k matches its reference, else what is wrong, in compare.py's words."""
+    """None when output k matches its reference, else what is wrong, in float_rule's words."""
     ref_dtype = A.dtype_name(ref)
     if cand_dtype != ref_dtype:
-        return f"output {k} has dtype {cand_dtype}, expected {ref_dtype}"
+        return F.dtype_differs(k, cand_dtype, ref_dtype)
     if tuple(cand.shape) != tuple(ref.shape):
-        return f"output {k} has shape {tuple(cand.shape)}, expected {tuple(ref.shape)}"
+        return F.shape_differs(k, cand.shape, ref.shape)
     if ref.device != cand.device:
         cand = cand.to(ref.device)
     rtol, atol = tolerance(ref_dtype, spec_tol)
     if wide and (ref.is_floating_point() or ref.is_complex()):
         atol = wide_atol(ref, rtol, atol)
-    return check(k, cand, ref, rtol, atol, wide=wide).problem
+    return check(k, cand, ref, rtol, atol, wide=wide)

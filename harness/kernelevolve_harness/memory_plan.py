@@ -89,12 +89,21 @@ def free_bytes(gpu: bool, held: int = 0) -> Tuple[int, str]:
     return kept, f"this evaluation's share of {share:.2f} of the device's {_gb(whole)}, judged beside others"
 
 
+def gpu_free_bytes(device: Any = None) -> Tuple[int, int]:
+    """(free, total) bytes of a GPU (the current one by default), free counting what this process's allocator
+    holds unused (memory_reserved - memory_allocated): torch lends it again before asking the driver."""
+    import torch
+    free, total = torch.cuda.mem_get_info(device)
+    unused = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    return int(free + max(0, unused)), int(total)
+
+
 def _total_bytes(gpu: bool) -> Optional[int]:
     """The device's whole memory: the GPU's, or the host's RAM."""
     if gpu:
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_available():
-            return int(torch.cuda.mem_get_info()[1])
+            return gpu_free_bytes()[1]
         return None
     try:
         with open("/proc/meminfo") as f:
@@ -113,9 +122,7 @@ def _measured_bytes(gpu: bool, held: int) -> Tuple[int, str]:
     if gpu:
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_available():
-            free, _total = torch.cuda.mem_get_info()
-            unused = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
-            return int(free + max(0, unused) + held), "free on the GPU"
+            return gpu_free_bytes()[0] + held, "free on the GPU"
         return 1 << 62, "not measured"
     try:
         with open("/proc/meminfo") as f:

@@ -31,8 +31,10 @@ A self-judgement read 0.888 on one shape in one run of ten on an H200 while its 
 from __future__ import annotations
 
 import math
-import random
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple, Union
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Estimator = Callable[[Sequence[float]], float]
 # (baseline samples, candidate samples[, buffer set of each round[, order of each round]]), index = round
@@ -157,24 +159,6 @@ def order_gap(p: Pass, estimate: Estimator) -> Optional[float]:
     return (first - second) / 2
 
 
-def _resample(passes: Sequence[Pass], rng: random.Random) -> List[Pass]:
-    """Rounds drawn with replacement within each stratum of each pass (stratum sizes kept)."""
-    out: List[Pass] = []
-    for p in passes:
-        rb: List[float] = []
-        rc: List[float] = []
-        rl: List[int] = []
-        ro: List[int] = []
-        for st in strata(p):
-            idx = [rng.randrange(len(st[0])) for _ in range(len(st[0]))]
-            rb.extend(st[0][k] for k in idx)
-            rc.extend(st[1][k] for k in idx)
-            rl.extend(st[2][k] for k in idx)  # type: ignore[misc]
-            ro.extend(st[3][k] for k in idx)  # type: ignore[misc]
-        out.append((rb, rc, rl, ro))
-    return out
-
-
 def _percentiles(xs: List[float]) -> Tuple[float, float]:
     s = sorted(xs)
     tail = (1.0 - LEVEL) / 2
@@ -215,48 +199,56 @@ def shape_gap(passes: Sequence[Pass], estimate: Estimator) -> Optional[float]:
 Drawn = Tuple[List[List[float]], List[float], List[List[float]]]  # per shape, overall, each shape's order gaps
 
 
-def _bootstrap_python(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int, seed: str) -> Drawn:
-    """Each shape's resampled ratios and order gaps, and the geometric mean's ratios, one resample at a time (any
-    estimator)."""
-    rng = random.Random(seed)
-    per_shape: List[List[float]] = [[] for _ in shapes]
-    gaps: List[List[float]] = [[] for _ in shapes]
-    overall: List[float] = []
-    for _ in range(rounds):
-        logs = 0.0
-        for k, passes in enumerate(shapes):
-            drawn = list(passes) if min(len(p[0]) for p in passes) < 2 else _resample(passes, rng)
-            r = _ratio(*shape_estimate(drawn, estimate))
-            per_shape[k].append(r)
-            g = shape_gap(drawn, estimate)
-            if g is not None:
-                gaps[k].append(g)
-            logs += _log(r)
-        overall.append(math.exp(logs / max(1, len(shapes))))
-    return per_shape, overall, gaps
-
-
-def _bootstrap_numpy(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int, seed: str) -> Optional[Drawn]:
-    """The same resamples as _bootstrap_python (whole rounds drawn within each stratum, orders balanced as
-    pass_estimates does, passes combined as `combine` does), every resample at once in numpy; None for an estimator
-    other than median and lower_quartile. In Python, the judge spent 0.1-0.2 s of CPU per call on three shapes of
-    100-200 rounds, three or four calls an evaluation."""
-    if estimate is not median and estimate is not lower_quartile:
-        return None
-    import hashlib
+def rows_estimate(rows: "np.ndarray", estimate: Estimator) -> "np.ndarray":
+    """median or lower_quartile of each row, as those take it of a list, by a partial sort."""
     import numpy as np
-
-    def rows_estimate(rows: "np.ndarray") -> "np.ndarray":  # ratios.median / lower_quartile of each row
-        n = rows.shape[1]
-        if estimate is median:
-            mid = sorted({(n - 1) // 2, n // 2})
-            return np.partition(rows, mid, axis=1)[:, mid].mean(axis=1)
+    n = rows.shape[1]
+    if estimate is median:
+        mid = sorted({(n - 1) // 2, n // 2})
+        return np.partition(rows, mid, axis=1)[:, mid].mean(axis=1)
+    if estimate is lower_quartile:
         k = (n - 1) // 4
         return np.partition(rows, k, axis=1)[:, k]
+    raise ValueError(f"the bootstrap takes the median or the lower quartile, not {estimate!r}")
 
-    def ratio(b: "np.ndarray", c: "np.ndarray") -> "np.ndarray":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(c > 0, b / np.where(c > 0, c, 1.0), np.inf)
+
+def rows_ratio(b: "np.ndarray", c: "np.ndarray") -> "np.ndarray":
+    """_ratio of each element: inf where the candidate's estimate is not positive."""
+    import numpy as np
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(c > 0, b / np.where(c > 0, c, 1.0), np.inf)
+
+
+def balanced(groups: Sequence[Tuple["np.ndarray", "np.ndarray"]]) -> Tuple["np.ndarray", "np.ndarray"]:
+    """Each kernel's estimates over its order groups' (pass_estimates, a row at a time): their geometric mean."""
+    import numpy as np
+    return (np.exp(np.mean([np.log(np.maximum(b, 1e-12)) for b, _ in groups], axis=0)),
+            np.exp(np.mean([np.log(np.maximum(c, 1e-12)) for _, c in groups], axis=0)))
+
+
+def drawn_estimates(drawn_strata: Sequence[Pass], by_order: bool, estimate: Estimator, rng: "np.random.Generator",
+                    resamples: int) -> List[Tuple["np.ndarray", "np.ndarray"]]:
+    """The bootstrap of one pass: whole rounds drawn with replacement within each stratum (stratum sizes kept; the
+    draws in the strata's order), `resamples` at once; each order group's (baseline, candidate) estimates, one per
+    resample, in the orders' order (one group where by_order is False)."""
+    import numpy as np
+    groups: dict = {}
+    for st in drawn_strata:
+        idx = rng.integers(0, len(st[0]), size=(resamples, len(st[0])))
+        rb, rc = groups.setdefault(st[3][0] if by_order else 0, ([], []))  # type: ignore[misc]
+        rb.append(np.asarray(st[0], dtype=np.float64)[idx])
+        rc.append(np.asarray(st[1], dtype=np.float64)[idx])
+    return [(rows_estimate(np.concatenate(rb, axis=1), estimate), rows_estimate(np.concatenate(rc, axis=1), estimate))
+            for _, (rb, rc) in sorted(groups.items())]
+
+
+def _bootstrap(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int, seed: str) -> Drawn:
+    """Each shape's resampled ratios and order gaps, and the geometric mean's ratios: whole rounds drawn within each
+    stratum, orders balanced as pass_estimates does, passes combined as `combine` does, every resample at once in
+    numpy (in Python, one resample at a time, the judge spent 0.1-0.2 s of CPU per call on three shapes of 100-200
+    rounds, three or four calls an evaluation)."""
+    import hashlib
+    import numpy as np
 
     def logs(x: "np.ndarray") -> "np.ndarray":
         return np.where(np.isinf(x), math.log(1e12), np.log(np.maximum(x, 1e-12)))
@@ -273,25 +265,14 @@ def _bootstrap_numpy(shapes: Sequence[Sequence[Pass]], estimate: Estimator, roun
         est = []  # each pass's (baseline, candidate) estimates, one per resample
         pass_gaps = []  # each pass's order gap, one per resample, where it has both orders
         for p in passes:
-            by_order: dict = {}
-            two = len(order_groups(p)) == 2
-            for st in strata(p):
-                idx = rng.integers(0, len(st[0]), size=(rounds, len(st[0])))
-                rb, rc = by_order.setdefault(st[3][0] if two else 0, ([], []))  # type: ignore[misc]
-                rb.append(np.asarray(st[0], dtype=np.float64)[idx])
-                rc.append(np.asarray(st[1], dtype=np.float64)[idx])
-            group = [(rows_estimate(np.concatenate(rb, axis=1)), rows_estimate(np.concatenate(rc, axis=1)))
-                     for _, (rb, rc) in sorted(by_order.items())]
+            group = drawn_estimates(strata(p), len(order_groups(p)) == 2, estimate, rng, rounds)
             if len(group) == 2:
-                pass_gaps.append((logs(ratio(*group[0])) - logs(ratio(*group[1]))) / 2)
-            est.append((np.exp(np.mean([np.log(np.maximum(b, 1e-12)) for b, _ in group], axis=0)),
-                        np.exp(np.mean([np.log(np.maximum(c, 1e-12)) for _, c in group], axis=0))))
+                pass_gaps.append((logs(rows_ratio(*group[0])) - logs(rows_ratio(*group[1]))) / 2)
+            est.append(balanced(group))
         if len(est) >= 3:  # the pass of median ratio
-            per_shape.append(np.sort(np.stack([ratio(b, c) for b, c in est]), axis=0)[len(est) // 2])
+            per_shape.append(np.sort(np.stack([rows_ratio(b, c) for b, c in est]), axis=0)[len(est) // 2])
         else:  # geometric means of each kernel's estimates
-            gb = np.exp(np.mean([np.log(np.maximum(b, 1e-12)) for b, _ in est], axis=0))
-            gc = np.exp(np.mean([np.log(np.maximum(c, 1e-12)) for _, c in est], axis=0))
-            per_shape.append(ratio(gb, gc))
+            per_shape.append(rows_ratio(*balanced(est)))
         gaps.append(np.mean(pass_gaps, axis=0).tolist() if pass_gaps else [])
     overall = np.exp(np.sum([logs(r) for r in per_shape], axis=0) / max(1, len(shapes)))
     return [r.tolist() for r in per_shape], overall.tolist(), gaps
@@ -322,10 +303,7 @@ def intervals(shapes: Sequence[Sequence[Pass]], estimate: Estimator, rounds: int
     17-23% slower, docs/benchmarks.md, "What the timing corrects"), its 7 us graph shapes, known to +-2% by their
     rounds, read 0.50-2.0 (an H200 self-judgement, 2026-12-03)."""
     seed = repr([[len(p[0]) for p in s] for s in shapes])
-    drawn = _bootstrap_numpy(shapes, estimate, rounds, seed)
-    if drawn is None:
-        drawn = _bootstrap_python(shapes, estimate, rounds, seed)
-    per_shape, overall, gaps = drawn
+    per_shape, overall, gaps = _bootstrap(shapes, estimate, rounds, seed)
     shape_iv = [_percentiles(xs) for xs in per_shape]
     overall_iv = _percentiles(overall)
     groups = list(kinds) if kinds is not None and len(kinds) == len(shapes) else [""] * len(shapes)

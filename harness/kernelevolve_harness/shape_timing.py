@@ -466,11 +466,8 @@ def _device_room(o: Any) -> bool:
     """Room on the device for a copy of o: in what is free, and within this evaluation's stated share
     (memory_plan.MEMORY_ENV) where one is stated."""
     import torch
-    from .memory_plan import stated_bytes
-    free, total = torch.cuda.mem_get_info(o.device)
-    unused = torch.cuda.memory_reserved(o.device) - torch.cuda.memory_allocated(o.device)
-    room = free + max(0, unused)
-    stated = stated_bytes()
+    room, total = M.gpu_free_bytes(o.device)
+    stated = M.stated_bytes()
     if stated is not None:
         room = min(room, stated - torch.cuda.memory_allocated(o.device))
         total = min(total, stated)

@@ -16,7 +16,8 @@ rows, 25-50x slower than its launch as written, took up to 2.7 s of rounds each 
 floor of 30 rounds kept, such candidates still held 65% of the lock in a two-minute tune, at 0.02-0.04x). Such a
 pass still takes its spot checks (shape_timing.py).
 
-Numpy computes the bootstrap (200 resamples of up to a few hundred rounds in about a millisecond): in Python, one
+The bootstrap and the estimator are the verdict's (ratios.drawn_estimates, ratios.balanced); numpy computes them
+(200 resamples of up to a few hundred rounds in about a millisecond): in Python, one
 check cost as long as dozens of rounds, and the worker held the timing lock while it ran.
 """
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .ratios import MIN_ORDER_ROUNDS
+from .ratios import balanced, drawn_estimates, lower_quartile, median, order_groups, rows_estimate, rows_ratio, strata
 from .timing_settings import TimingSettings
 
 RESAMPLES = 200
@@ -115,50 +116,28 @@ class StoppingRule:
     def interval_half_width(self) -> float:
         """The larger distance from the ratio to an end of its bootstrap interval, relative to the ratio (each
         kernel's estimate balanced over the rounds' orders, as ratios.pass_estimates takes it)."""
-        b = np.asarray(self.baseline, dtype=np.float64)
-        c = np.asarray(self.candidate, dtype=np.float64)
-        labels = np.asarray(self.labels)
-        orders = np.asarray(self.orders)
-        counts = [int(np.sum(orders == o)) for o in np.unique(orders)]
-        if len(counts) < 2 or min(counts) < MIN_ORDER_ROUNDS:
-            orders = np.zeros_like(orders)  # one group: too few rounds of an order to estimate it apart
-        groups = np.unique(orders)
-        ratio = self._balanced([np.flatnonzero(orders == o)[None, :] for o in groups], b, c)[0]
+        estimate = median if self.estimator == "median" else lower_quartile
+        p = (self.baseline, self.candidate, self.labels, self.orders)
+        by_order = len(order_groups(p)) == 2
+        if not by_order:  # one group: too few rounds of an order to estimate it apart
+            p = (self.baseline, self.candidate, self.labels, [0] * len(self.orders))
+        # each order's rounds, whole; and the strata the bootstrap draws within, order by order
+        orders = sorted(set(p[3]))
+        whole = [([b for b, o in zip(p[0], p[3]) if o == order], [c for c, o in zip(p[1], p[3]) if o == order])
+                 for order in orders]
+        groups = [(rows_estimate(np.asarray([b], dtype=np.float64), estimate),
+                   rows_estimate(np.asarray([c], dtype=np.float64), estimate)) for b, c in whole]
+        ratio = rows_ratio(*balanced(groups))[0]
         self.ratio = float(ratio)
-        self.order_ratios = [float(self._balanced([np.flatnonzero(orders == o)[None, :]], b, c)[0]) for o in groups] \
-            if len(groups) > 1 else []
+        self.order_ratios = [float(rows_ratio(*balanced([g]))[0]) for g in groups] if len(groups) > 1 else []
         if not (ratio > 0 and np.isfinite(ratio)):
             return float("inf")
-        rng = np.random.default_rng(len(b))  # seeded by the count alone: the same samples, the same answer
-        picks = []
-        for o in groups:  # whole rounds, drawn within each buffer set and order
-            by_order = []
-            for label in np.unique(labels):
-                members = np.flatnonzero((labels == label) & (orders == o))
-                if len(members):
-                    by_order.append(members[rng.integers(0, len(members), size=(RESAMPLES, len(members)))])
-            picks.append(np.concatenate(by_order, axis=1))
-        ratios = self._balanced(picks, b, c)
+        rng = np.random.default_rng(len(self.baseline))  # seeded by the count alone: the same samples, the same answer
+        drawn = sorted(strata(p), key=lambda st: (st[3][0], st[2][0]))  # drawn order by order, then by buffer set
+        ratios = rows_ratio(*balanced(drawn_estimates(drawn, by_order, estimate, rng, RESAMPLES)))
         tail = (1.0 - LEVEL) / 2
         lo, hi = np.quantile(ratios, [tail, 1.0 - tail])
         return float(max(hi / ratio - 1.0, 1.0 - lo / ratio))
-
-    def _balanced(self, picks: List[np.ndarray], b: np.ndarray, c: np.ndarray) -> np.ndarray:
-        """Each row's ratio: each kernel's estimate over each order's drawn rounds, geometric mean over orders."""
-        lb = np.mean([np.log(np.maximum(self._estimate(b[idx]), 1e-300)) for idx in picks], axis=0)
-        lc = np.mean([np.log(np.maximum(self._estimate(c[idx]), 1e-300)) for idx in picks], axis=0)
-        return _ratio(np.exp(lb), np.exp(lc))
-
-    def _estimate(self, rows: np.ndarray) -> np.ndarray:
-        """Each row's median (GPU) or lower quartile (CPU), as ratios.median and ratios.lower_quartile take them,
-        by a partial sort."""
-        n = rows.shape[1]
-        if self.estimator == "median":
-            mid = sorted({(n - 1) // 2, n // 2})
-            part = np.partition(rows, mid, axis=1)
-            return part[:, mid].mean(axis=1)
-        k = (n - 1) // 4
-        return np.partition(rows, k, axis=1)[:, k]
 
 
 def far_below(ratio: Optional[float], half_width: float, s: TimingSettings, orders: Sequence[float] = ()) -> bool:
@@ -178,11 +157,6 @@ def far_below(ratio: Optional[float], half_width: float, s: TimingSettings, orde
         return False
     top = max([ratio * (1.0 + half_width), *orders])
     return top < s.far_below and (half_width <= s.far_goal or top < s.far_below / 2)
-
-
-def _ratio(b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(c > 0, b / np.where(c > 0, c, 1.0), np.inf)
 
 
 def describe(stats: RuleStats) -> Dict[str, object]:

@@ -104,6 +104,36 @@ def test_the_stated_memory_wins_over_the_measured(monkeypatch: pytest.MonkeyPatc
     assert free > 0 and source == "available RAM"
 
 
+def test_the_gpus_free_memory_is_measured_once_for_the_plan_and_the_kept_outputs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # free on the GPU counts what this process's allocator holds unused; the memory plan and the room for an output
+    # kept on the device (shape_timing._device_room) read that one figure (here from a stand-in for the driver)
+    torch = pytest.importorskip("torch")
+    from kernelevolve_harness import shape_timing
+    gb = 1 << 30
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (10 * gb, 80 * gb))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device=None: 6 * gb)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device=None: 4 * gb)
+    monkeypatch.delenv(M.MEMORY_ENV, raising=False)
+    monkeypatch.delenv(M.SHARE_ENV, raising=False)
+    assert M.gpu_free_bytes() == (12 * gb, 80 * gb)
+    assert M.free_bytes(gpu=True, held=gb) == (13 * gb, "free on the GPU")
+
+    class Output:  # what _device_room reads of a tensor: its device and its size
+        device = "cuda:0"
+        dtype = torch.float32
+        shape = (1,)
+
+        def __init__(self, nbytes: int) -> None:
+            self.nbytes = nbytes
+
+    monkeypatch.setattr(shape_timing.A, "nbytes", lambda o: o.nbytes)
+    headroom = max(shape_timing.DEVICE_COPY_HEADROOM, int(shape_timing.DEVICE_COPY_HEADROOM_SHARE * 80 * gb))
+    assert shape_timing._device_room(Output(12 * gb - headroom))
+    assert not shape_timing._device_room(Output(12 * gb - headroom + 1))
+
+
 # --- judged with the memory stated -------------------------------------------------------------------------
 def evaluate(harness: Harness, problem: Path, candidate: Path, memory: int,
              **extra: str) -> Tuple[Dict[str, Any], str, int]:

@@ -273,3 +273,17 @@ def test_a_cpu_verdicts_interval_reaches_the_floor_of_what_drifts_between_passes
     lo, hi = with_floor((0.99, 1.01), 1.0)
     assert lo == pytest.approx(math.exp(-CPU_FLOOR)) and hi == pytest.approx(math.exp(CPU_FLOOR))
     assert with_floor((0.5, 2.0), 1.0) == (0.5, 2.0)  # a wider interval is kept as it is
+
+
+def test_the_bootstraps_estimator_is_the_lists_on_every_row() -> None:
+    # one estimator: the numpy bootstrap (the verdict's and the stopping rule's) takes each resample's median or
+    # lower quartile exactly as ratios.median and ratios.lower_quartile take a list's
+    import numpy as np
+    from kernelevolve_harness.ratios import rows_estimate
+    rng = random.Random(4)
+    for n in (1, 2, 3, 4, 5, 8, 31):
+        rows = [[rng.lognormvariate(0, 0.3) for _ in range(n)] for _ in range(20)]
+        for estimate in (median, lower_quartile):
+            assert rows_estimate(np.asarray(rows), estimate).tolist() == [estimate(r) for r in rows]
+    with pytest.raises(ValueError, match="median or the lower quartile"):
+        rows_estimate(np.asarray(rows), min)

@@ -75,8 +75,8 @@ def test_rounds_set_aside_do_not_count_but_are_bounded() -> None:
 
 
 def test_the_rule_measures_the_interval_the_verdict_reports() -> None:
-    # the rule's half-width is the verdict's bootstrap over rounds (ratios.intervals, within buffer sets) for the
-    # same samples, up to resampling noise
+    # the rule draws the verdict's bootstrap over rounds (ratios.drawn_estimates, within buffer sets) and takes the
+    # verdict's estimator: for the same samples, the same ratio and, up to resampling noise, the same half-width
     rng = random.Random(7)
     b = [0.05 * (1 + rng.gauss(0, 0.03)) for _ in range(80)]
     c = [0.05 * (1 + rng.gauss(0, 0.03)) for _ in range(80)]
@@ -88,6 +88,7 @@ def test_the_rule_measures_the_interval_the_verdict_reports() -> None:
     ratio = median(b) / median(c)
     verdict_half = max(iv[1] / ratio - 1, 1 - iv[0] / ratio)
     assert rule.interval_half_width() == pytest.approx(verdict_half, rel=0.25)
+    assert rule.ratio == pytest.approx(ratio, rel=1e-12)
 
 
 def test_settings_come_from_the_environment_and_travel_whole(monkeypatch: pytest.MonkeyPatch) -> None:
