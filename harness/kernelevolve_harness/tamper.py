@@ -18,9 +18,15 @@ rounds:
 - the machine code of every library loaded: a page of an executable mapping that has been written (a ctypes or
   C++ patch of a function's code) shows as private dirty memory in /proc/self/smaps.
 
-What it cannot see is a native write into a library's data (a function pointer in a table): the baseline's time
-in this process is also compared with its time in the reference process, which never ran candidate code
-(judge.py, baseline_agrees).
+What it cannot see is a native write into a library's data (glibc's malloc settings, a function pointer in a
+table): the baseline's time in this process is also compared with its time in the reference process, which never
+ran candidate code (clean_baseline.py).
+
+A library patches itself as it loads parts of itself: torch._dynamo, imported at its first use (a Triton launch
+can reach it), rebinds torch.manual_seed to the same function wrapped so that dynamo does not trace it. Such a
+rebinding (LIBRARY_WRAPS: the new object wraps the very object the snapshot saw, and the module that makes it is
+loaded) is the library's, not the candidate's; without this an honest Triton kernel read `incorrect` on an H100
+("rebound torch.manual_seed during its calls").
 """
 from __future__ import annotations
 
@@ -32,6 +38,9 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 LIBRARIES = {"numpy", "torch", "triton", "math", "cmath", "operator", "functools", "builtins"}
 # environment variables the libraries set themselves as they start (torch's lazy CUDA initialization)
 SET_BY_LIBRARIES = {"CUDA_MODULE_LOADING"}
+# attributes a library rebinds to a wrapper of the same object when one of its modules loads: (module, name) ->
+# the module whose import does it
+LIBRARY_WRAPS = {("torch", "manual_seed"): "torch._dynamo"}
 
 Key = Tuple[str, ...]
 
@@ -130,16 +139,26 @@ class Snapshot:
     def __init__(self, own_modules: List[str]) -> None:
         self.roots = LIBRARIES | {m for m in own_modules if m}
         self.attributes = _attributes(self.roots)
+        self.wrappable = {key: getattr(sys.modules[key[0]], key[1], None) for key in LIBRARY_WRAPS
+                          if key[0] in sys.modules}
         self.environment = _c_environment()
         self.switches = _switches()
         self.code = _code_written()
+
+    def _wrapped_by_library(self, key: Key) -> bool:
+        """The library's own rebinding (LIBRARY_WRAPS): the module that makes it is loaded, and the new object wraps
+        the one the snapshot saw."""
+        if key not in self.wrappable or LIBRARY_WRAPS[key] not in sys.modules:
+            return False
+        now = getattr(sys.modules.get(key[0]), key[1], None)
+        return now is not None and getattr(now, "__wrapped__", None) is self.wrappable[key]
 
     def changed(self) -> Optional[str]:
         """One sentence naming the first change found, or None."""
         now = _attributes(self.roots)
         for key, before in sorted(self.attributes.items()):
             after = now.get(key)
-            if after != before:
+            if after != before and not self._wrapped_by_library(key):
                 what = key[1] if key[0] == "sys.modules" else ".".join(key)
                 if key[0] == "sys.modules":
                     return f"replaced the module {what} in sys.modules"

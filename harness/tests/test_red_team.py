@@ -272,3 +272,29 @@ def test_a_baseline_slower_in_the_worker_is_timed_again_before_it_is_blamed(
     assert v["status"] == "incorrect", v
     assert "slower in the candidate's process than in a clean process" in v["reason"], v
     assert "in the readings before" in v["reason"] and "at most 0.20x" in v["reason"], v
+
+
+def test_a_library_wrapping_its_own_function_is_not_the_candidates_doing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # torch._dynamo, loaded at its first use (a Triton launch can reach it), rebinds torch.manual_seed to a wrapper
+    # of the same function; an honest Triton kernel read `incorrect` on an H100 for it. A wrapper of the very
+    # object the snapshot saw, once that module is loaded, passes; any other function in its place does not.
+    import functools
+    import sys
+
+    torch = pytest.importorskip("torch", reason="torch is not installed (torch.manual_seed's wrapper)")
+    from kernelevolve_harness import tamper
+
+    snap = tamper.Snapshot([])
+    original = torch.manual_seed
+
+    @functools.wraps(original)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "manual_seed", wrapped)
+    if "torch._dynamo" not in sys.modules:
+        assert snap.changed() == "rebound torch.manual_seed"  # the module that would do it is not loaded
+        monkeypatch.setitem(sys.modules, "torch._dynamo", type(sys)("torch._dynamo"))
+    assert snap.changed() is None
+    monkeypatch.setattr(torch, "manual_seed", lambda seed: None)
+    assert snap.changed() == "rebound torch.manual_seed"
