@@ -24,6 +24,7 @@ from . import kernelbench_timing
 from . import memory_plan as M
 from . import perturb, tamper
 from .backends import get_backend
+from .device_lock import device_lock
 from .protocol import Channel
 from .shape_timing import Kept, ShapeTiming
 from .spec import SpecError, import_spec, validate
@@ -341,12 +342,15 @@ class ReferenceWorker(Worker):
 
     def serve(self, req: Dict[str, Any]) -> None:
         if req.get("clock"):  # the baseline's time in this clean process (clean_baseline.py)
+            held: List[List[float]] = []  # the device lock taken here, not by the judge: a shared reference may
+            # be answering other judges first, and no judge holds the lock while it waits for that
             try:
-                times, error = clean_baseline.clock(self, req["shape"], req["seed"], int(req["clock"])), ""
+                with device_lock(req.get("lock"), held, float(req.get("background") or 0.0)):
+                    times, error = clean_baseline.clock(self, req["shape"], req["seed"], int(req["clock"])), ""
             except Exception as e:  # not the candidate's doing: the verdict says the clock was not had
                 times, error = [], f"{type(e).__name__}: {e}"
             M.release(self.backend.gpu, M.LARGE_SET)
-            self.send("ref", [], key=req["key"], times=times, error=error)
+            self.send("ref", [], key=req["key"], times=times, error=error, held=held)
             return
         if req.get("compare") is not None or req.get("headers_only"):
             self.serve_on_device(req)

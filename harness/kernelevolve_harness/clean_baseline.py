@@ -34,8 +34,13 @@ from typing import Any, Dict, List, Optional
 
 from .memory_plan import LARGE_SET
 
-SAMPLE_S = 0.25  # the clean process's samples of a shape take about this long ...
-MIN_SAMPLES, MAX_SAMPLES = 12, 300  # ... at least and at most this many
+# the clean process's samples of a shape take about this long, at least and at most this many (keyed by GPU or
+# not): its clock holds the device lock, so on a GPU it is kept to a few milliseconds a shape (each sample starts
+# with the cache flush), or the judge's rate would pay for it (a quarter of a second a shape took the softmax
+# search on an H100 from 224.8 candidates a minute to 60.4)
+SAMPLE_S = {True: 0.01, False: 0.05}
+MIN_SAMPLES = {True: 5, False: 8}
+MAX_SAMPLES = 300  # ... at least and at most this many
 MAX_GPU_SETS = 4  # buffer sets a GPU clock turns through
 # the worker's baseline may read this much slower than the clean one's before the candidate is held to blame.
 # Two processes timing the same kernel differ by a few percent on a GPU; on a shared CPU, by where their pages
@@ -78,13 +83,13 @@ def clock(w: Any, shape: int, seed: int, batch: int) -> List[float]:
         from .timers import CpuTimer
         timer = CpuTimer(launch)  # keeps freed memory, as the worker's does
     samples: List[float] = []
-    started = _perf_counter()
     k = 0
     for warm in range(2):  # untimed samples first: the memory their results take is had before
         for args in sets:
             refill(args)
         timer.finish([timer.start("baseline", kb, [sets[warm % n]] if gpu else sets)])
-    while len(samples) < MIN_SAMPLES or (len(samples) < MAX_SAMPLES and _perf_counter() - started < SAMPLE_S):
+    started = _perf_counter()
+    while len(samples) < MIN_SAMPLES[gpu] or (len(samples) < MAX_SAMPLES and _perf_counter() - started < SAMPLE_S[gpu]):
         if gpu:
             args = sets[k % n]
             refill(args)

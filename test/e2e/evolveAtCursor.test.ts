@@ -177,10 +177,12 @@ describe('Evolve Kernel at Cursor in code-server', () => {
     expect(await editor.codeLenses()).not.toContainEqual(expect.stringMatching(/^Accept \(/));
     expect(readFileSync(source, 'utf8')).toBe(original);
     await server.page.keyboard.press('Control+S');
+    const want = readFileSync(path.join(runsDir, runId, 'candidates', `${run.best.id}.cpp`), 'utf8');
+    // the save truncates the file before it writes it: read until the file holds the whole of what was saved
     const deadline = Date.now() + 30_000;
-    while (readFileSync(source, 'utf8') === original && Date.now() < deadline) await server.page.waitForTimeout(250);
+    while (readFileSync(source, 'utf8') !== want && Date.now() < deadline) await server.page.waitForTimeout(250);
     const accepted = readFileSync(source, 'utf8');
-    expect(accepted).toBe(readFileSync(path.join(runsDir, runId, 'candidates', `${run.best.id}.cpp`), 'utf8'));
+    expect(accepted).toBe(want);
     // In the file: the variant's lens goes away, Evolve stays.
     const goneBy = Date.now() + 20_000;
     while ((await editor.codeLenses()).some((t) => /faster variant/.test(t)) && Date.now() < goneBy) await server.page.waitForTimeout(300);
