@@ -29,7 +29,7 @@ export interface SuiteRow {
   runDir?: string;
 }
 
-type SpeedupKey = 'speedupEager' | 'kernelbench' | 'speedupCompile';
+type SpeedupKey = 'speedupEager' | 'speedupCompile';
 
 export const FAST_P = [0, 1.0, 1.5, 2.0] as const;
 
@@ -51,10 +51,11 @@ function columns(head: string[], body: string[][]): string[] {
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)];
 }
 
+// fast_p comes from the harness's checked, paired timing alone: KernelBench's eager timing (one input set every
+// trial, as KernelBench times it) is a column of what KernelBench would report, never a headline
 const FAST_LINES: Array<[SpeedupKey, string]> = [
-  ['speedupEager', 'over eager             '],
-  ['kernelbench', "over eager, KB's timing"],
-  ['speedupCompile', 'over compile           '],
+  ['speedupEager', 'over eager  '],
+  ['speedupCompile', 'over compile'],
 ];
 
 export function suiteTable(rows: readonly SuiteRow[]): string {
@@ -77,7 +78,7 @@ export function suiteJson(rows: readonly SuiteRow[]): Record<string, unknown> {
     Object.fromEntries(FAST_P.map((p) => [`fast_${p.toFixed(1)}`, fastP(rows, p, key) ?? null]));
   return {
     problems: rows,
-    fastP: { eager: fast('speedupEager'), kernelbench: fast('kernelbench'), compile: fast('speedupCompile') },
+    fastP: { eager: fast('speedupEager'), compile: fast('speedupCompile') },
     tokens: rows.reduce((s, r) => s + r.tokens, 0),
     evalSeconds: rows.reduce((s, r) => s + r.evalSeconds, 0),
     wallSeconds: rows.reduce((s, r) => s + (r.wallSeconds ?? 0), 0),
