@@ -620,6 +620,11 @@ class CandidateWorker(Worker):
                         return
                     self.send("untouched")
                     pass_cmd = self.recv()
+                while pass_cmd.get("type") == "clock":  # the baseline clocked here, in turn with the clean process
+                    self.send("clock", times=clean_baseline.clock(self, pass_cmd["shape"], pass_cmd["seed"],
+                                                                  int(pass_cmd["batch"])))
+                    M.release(self.backend.gpu, M.LARGE_SET)
+                    pass_cmd = self.recv()
                 if pass_cmd.get("type") != "retime":
                     break
                 shapes = pass_cmd["shapes"]

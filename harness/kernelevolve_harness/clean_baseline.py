@@ -8,23 +8,21 @@ cannot read is a library's private data written through a pointer or a C call it
 settings through mallopt, a thread pool's size, a flag inside a shared object), which can slow the baseline
 without changing any of those.
 
-So after the timed passes, under the device lock, the reference process (which never saw the candidate) times
-each shape's baseline the way the rounds did: on the CPU, samples of `batch` calls on as many buffer sets,
-refilled before each sample, results held until the sample ends (CpuTimer); on a GPU, one call per sample after
-the cache flush (EventTimer), turning through buffer sets. Each side's fastest sample is its figure: what other
-processes do only ever adds time, so on a busy machine the fastest of many samples is the steadiest reading of
-what the process itself costs, while a slowdown the candidate made is in every sample. A baseline that read
-slower in the worker's rounds than in the clean process by more than the two processes' noise (LIMIT) is timed
-again (a new pass of the pair, in new buffers) and clocked again, each side then read by its fastest sample of
-all so far, up to READINGS times: on a busy machine a spell of load passes, while a slowdown the candidate made is
-there every time. Slower every time, it is the candidate's doing: the verdict is `incorrect`, for the ratio it
-would report is not the one the user measures. Each shape's figures go into every verdict (`timing.clean_baseline`).
+So after the timed passes each shape's baseline is clocked (`clock`) in both processes, the same way, in blocks
+taken in turn (the worker, the clean process, the clean process, the worker), each under the device lock, on
+inputs of a draw no check uses: on the CPU, samples of `batch` calls (the rounds' batch) on as many buffer sets,
+refilled before each sample, results held until the sample ends (CpuTimer, as the rounds); on a GPU, one call per
+sample after the cache flush (EventTimer). Each side's figure is its fastest sample: what other processes do only
+ever adds time, and blocks taken in turn meet the same load (a busy sibling core slowed one process's samples
+1.6x for a whole reading when the clean process was clocked apart, after the rounds), while a slowdown the
+candidate made is in every sample of its process. A shape read slower in the worker than the two processes' noise
+(LIMIT) is clocked again, up to READINGS readings over all the samples so far; slower every time, the verdict is
+`incorrect`: the ratio it would report is not the one the user measures. Each shape's figures go into every
+verdict (`timing.clean_baseline`).
 
-Measured in the worker's rounds, not by calling the baseline again there: a slowdown can live in the state the
-rounds leave (an RMSNorm whose kernel set mallopt at each call made the rounds' baseline 17x slower, while
-calls of the baseline one at a time in the same process afterwards ran at the clean speed). On a GPU, shapes
-timed as CUDA graphs (kernels of a few microseconds) read slower by events than by graphs, so the check there
-catches only slowdowns beyond that difference.
+The worker's blocks run after the candidate's last call, in the state its calls left (an honest RMSNorm whose
+kernel set mallopt at each call made every numpy temporary of the baseline a fresh mapping: 17-30x slower). On a
+GPU a kernel of a few microseconds is clocked by events on both sides, so the comparison holds there too.
 """
 from __future__ import annotations
 
@@ -34,12 +32,12 @@ from typing import Any, Dict, List, Optional
 
 from .memory_plan import LARGE_SET
 
-# the clean process's samples of a shape take about this long, at least and at most this many (keyed by GPU or
-# not): its clock holds the device lock, so on a GPU it is kept to a few milliseconds a shape (each sample starts
+# a block's samples take about this long, at least and at most this many (keyed by GPU or not): a block holds the
+# device lock, so on a GPU it is kept to a few milliseconds (each sample starts
 # with the cache flush), or the judge's rate would pay for it (a quarter of a second a shape took the softmax
 # search on an H100 from 224.8 candidates a minute to 60.4)
-SAMPLE_S = {True: 0.01, False: 0.05}
-MIN_SAMPLES = {True: 5, False: 8}
+SAMPLE_S = {True: 0.004, False: 0.02}
+MIN_SAMPLES = {True: 3, False: 4}
 MAX_SAMPLES = 300  # ... at least and at most this many
 MAX_GPU_SETS = 4  # buffer sets a GPU clock turns through
 # the worker's baseline may read this much slower than the clean one's before the candidate is held to blame.
@@ -57,8 +55,8 @@ _perf_counter = time.perf_counter
 
 
 def clock(w: Any, shape: int, seed: int, batch: int) -> List[float]:
-    """The baseline's samples (ms per call) on shape i, inputs of `seed`, in this (the reference) process, timed
-    as the worker's rounds time it (see above): `batch` calls a sample on the CPU."""
+    """The baseline's samples (ms per call) on shape i, inputs of `seed`, in this process (the worker's or the
+    reference's), timed as the worker's rounds time it (see above): `batch` calls a sample on the CPU."""
     from . import arrays as A
     gpu = bool(w.backend.gpu)
     launch, kb = w.spec.launch, w.kb
@@ -107,8 +105,8 @@ def clock(w: Any, shape: int, seed: int, batch: int) -> List[float]:
 
 
 def judged(worker_ms: float, clean: List[float], gpu: bool, shape: Any, timer: str) -> Dict[str, Any]:
-    """One shape's figures: the baseline's time in the worker's rounds and in the clean process, their ratio, and
-    the limit it is held to."""
+    """One shape's figures: the baseline's fastest sample in the worker and in the clean process, their ratio,
+    and the limit it is held to."""
     c = min(clean)
     return {"shape": shape, "worker_ms": round(worker_ms, 6), "clean_ms": round(c, 6),
             "ratio": round(worker_ms / c, 4) if c > 0 else 1.0, "limit": limit(gpu), "samples": len(clean),
@@ -132,8 +130,8 @@ def verdict_reason(rows: List[Dict[str, Any]]) -> Optional[str]:
     if not slow:
         return None
     r = max(slow, key=lambda r: r["ratio"])
-    twice = (f", after {', '.join(f'{x:.2f}x' for x in r['readings'])} in the readings before (each pass timed "
-             f"again, the fastest samples of all)" if r.get("readings") else "")
+    twice = (f", after {', '.join(f'{x:.2f}x' for x in r['readings'])} in the readings before (clocked again, the "
+             f"fastest samples of all)" if r.get("readings") else "")
     return (f"The baseline ran {r['ratio']:.2f}x slower in the candidate's process than in a clean process on "
             f"shape {r['shape']} ({r['worker_ms']:.4g} ms against {r['clean_ms']:.4g} ms a call{twice}; at most "
             f"{r['limit']:.2f}x is the two processes' noise): something the candidate did at import or in its "

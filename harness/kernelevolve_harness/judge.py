@@ -689,63 +689,63 @@ class Judge:
                 key = "host_waits" if header["host_waits"] > 0 else "host_bound_shapes"
                 self.stages[key] = self.stages.get(key, 0) + max(1, header["host_waits"])
 
-    def _clean_baseline(self, received: List[List[Dict[str, Any]]], held: List[List[float]]) -> List[Dict[str, Any]]:
-        """Each shape's baseline timed in the clean reference process the way the worker's rounds timed it, under
-        the device lock, and set beside the rounds' figure (clean_baseline.py). A shape whose baseline read slower
-        in the worker than the two processes' noise allows is timed again (a new pass in new buffers) and clocked
-        again in the clean process, up to clean_baseline.READINGS times, each reading the fastest sample of all so
-        far on either side: a busy spell of the machine passes, a slowdown the candidate made does not. Raises the
-        verdict when the last reading is slower too. The worker's process snapshot is checked first, so a change
-        it can name is said as such."""
-        from . import clean_baseline
-        assert self.worker is not None and self.answers is not None
-        n = len(received)
-        self.clean_held: List[List[float]] = []
-        clocked: Dict[int, List[float]] = {i: [] for i in range(n)}  # each shape's clean samples so far
-        rows = self._clean_clock(received, list(range(n)), clocked)
-        for _ in range(clean_baseline.READINGS - 1):
-            slow = [i for i, r in enumerate(rows) if clean_baseline.too_slow(r)]
-            if not slow:
-                break
-            self.worker.send({"type": "retime", "shapes": slow,
-                              "pool_seeds": [[self.rng.randrange(1, 2**31) for _ in range(3)] for _ in range(n)],
-                              "fresh_seeds": [self.rng.randrange(1, 2**31) for _ in range(n)]})
-            self._timed_passes(slow, received, held)
-            for i, row in zip(slow, self._clean_clock(received, slow, clocked)):
-                row["readings"] = rows[i].get("readings", []) + [rows[i]["ratio"]]
-                rows[i] = row
-        why = clean_baseline.verdict_reason(rows)
-        if why:
-            raise Verdict("incorrect", why)
-        return rows
-
-    def _clean_clock(self, received: List[List[Dict[str, Any]]], shapes: List[int],
-                     clocked: Dict[int, List[float]]) -> List[Dict[str, Any]]:
-        """The clean process's clock of each of `shapes`, beside the worker's rounds: the fastest sample of every
-        pass of the shape and of every clock so far (`clocked`, added to)."""
+    def _clean_baseline(self) -> List[Dict[str, Any]]:
+        """Each shape's baseline clocked the same way in the candidate's worker and in the clean reference process,
+        in alternating blocks (clean_baseline.py), up to clean_baseline.READINGS times for a shape that read slower
+        in the worker than the two processes' noise allows; raises the verdict when the last reading is slower too.
+        The worker's process snapshot is checked first, so a change it can name is said as such."""
         from . import clean_baseline
         assert self.worker is not None and self.answers is not None
         self.worker.send({"type": "snapshot"})
         self._expect("untouched", "timing")
         self.answers.settle()
-        rows: List[Dict[str, Any]] = []
+        self.clean_held: List[List[float]] = []
+        n = len(self.shapes)
+        clocked: Dict[int, Dict[str, List[float]]] = {i: {"worker": [], "clean": []} for i in range(n)}
         t = time.monotonic()
-        for i in shapes:
-            worker_ms = min(x for h in received[i] for x in _pass(h)[0])  # the baseline's fastest sample
-            # the reference takes the device lock around its clock (its holds kept apart from the passes':
-            # timing.lock_held is one hold a timed pass)
-            header = self.answers.ask(i, self.rng.randrange(1, 2**31), 1.0, False,
-                                      {"clock": int(received[i][0]["batch"]["baseline"]), "lock": self.opts.lock,
-                                       "background": yield_s() if self.opts.background else 0.0})
-            self.clean_held += header.get("held") or []
-            if header.get("error") or not header.get("times"):
-                rows.append(clean_baseline.not_measured(self.shapes[i], header.get("error") or "no samples"))
-                continue
-            clocked[i] += [float(x) for x in header["times"]]
-            rows.append(clean_baseline.judged(worker_ms, clocked[i], bool(self.backend.gpu), self.shapes[i],
-                                              received[i][0].get("timer", "")))
-        self.stages["clean_baseline_s"] = self.stages.get("clean_baseline_s", 0.0) + time.monotonic() - t
+        rows: List[Dict[str, Any]] = [{} for _ in range(n)]
+        todo = list(range(n))
+        for reading in range(clean_baseline.READINGS):
+            for i in todo:
+                rows[i] = self._clean_clock(i, clocked[i], rows[i])
+            todo = [i for i in todo if clean_baseline.too_slow(rows[i])]
+            if not todo:
+                break
+        self.stages["clean_baseline_s"] = time.monotonic() - t
+        why = clean_baseline.verdict_reason(rows)
+        if why:
+            raise Verdict("incorrect", why)
         return rows
+
+    def _clean_clock(self, i: int, clocked: Dict[str, List[float]], last: Dict[str, Any]) -> Dict[str, Any]:
+        """One reading of shape i: the worker, the clean process, the clean process, the worker (each a block of
+        clean_baseline.clock, inputs of a draw no check uses), the fastest sample of every block so far on either
+        side. The worker's blocks run under the device lock held here; the reference takes it for its own (a
+        shared reference may be answering other judges first, and no judge holds the lock while it waits)."""
+        from . import clean_baseline
+        assert self.worker is not None and self.answers is not None
+        seed = self.rng.randrange(1, 2**31)
+        batch = int(self.clean_batch.get(i, 1))
+        for who in ("worker", "clean", "clean", "worker"):
+            if who == "worker":
+                with device_lock(self.opts.lock, self.clean_held, yield_s() if self.opts.background else 0.0):
+                    self.worker.send({"type": "clock", "shape": i, "seed": seed, "batch": batch})
+                    header, _ = self._expect("clock", "timing")
+            else:
+                header = self.answers.ask(i, seed, 1.0, False, {"clock": batch, "lock": self.opts.lock,
+                                                                "background": yield_s() if self.opts.background
+                                                                else 0.0})
+                self.clean_held += header.get("held") or []
+                if header.get("error"):
+                    return clean_baseline.not_measured(self.shapes[i], header["error"])
+            clocked[who] += [float(x) for x in header.get("times") or []]
+        if not clocked["worker"] or not clocked["clean"]:
+            return clean_baseline.not_measured(self.shapes[i], "no samples")
+        row = clean_baseline.judged(min(clocked["worker"]), clocked["clean"], bool(self.backend.gpu),
+                                    self.shapes[i], self.clean_timer.get(i, ""))
+        if "ratio" in last:
+            row["readings"] = last.get("readings", []) + [last["ratio"]]
+        return row
 
     def _timing_message(self, kind: str, i: int) -> Dict[str, Any]:
         assert self.worker is not None
@@ -826,7 +826,9 @@ class Judge:
             again = [i for i in again if len(received[i]) == 2 and apart(*[
                 intervals([[_pass(h)]], estimate)[0][0] for h in received[i]])]
         self.current = None
-        clean = self._clean_baseline(received, held)
+        self.clean_batch = {i: passes[0]["batch"]["baseline"] for i, passes in enumerate(received)}
+        self.clean_timer = {i: str(passes[0].get("timer", "")) for i, passes in enumerate(received)}
+        clean = self._clean_baseline()
         asked = kernelbench_timing.request(self.backend.name)
         if asked:  # KernelBench's eager timing, beside ours: timing too, so under the lock
             self.answers.settle()
