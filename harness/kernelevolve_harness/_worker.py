@@ -346,7 +346,8 @@ class ReferenceWorker(Worker):
             # be answering other judges first, and no judge holds the lock while it waits for that
             try:
                 with device_lock(req.get("lock"), held, float(req.get("background") or 0.0)):
-                    times, error = clean_baseline.clock(self, req["shape"], req["seed"], int(req["clock"])), ""
+                    times, error = clean_baseline.clock(self, req["shape"], req["seed"], int(req["clock"]),
+                                                        float(req.get("longer") or 1.0)), ""
             except Exception as e:  # not the candidate's doing: the verdict says the clock was not had
                 times, error = [], f"{type(e).__name__}: {e}"
             M.release(self.backend.gpu, M.LARGE_SET)
@@ -622,7 +623,8 @@ class CandidateWorker(Worker):
                     pass_cmd = self.recv()
                 while pass_cmd.get("type") == "clock":  # the baseline clocked here, in turn with the clean process
                     self.send("clock", times=clean_baseline.clock(self, pass_cmd["shape"], pass_cmd["seed"],
-                                                                  int(pass_cmd["batch"])))
+                                                                  int(pass_cmd["batch"]),
+                                                                  float(pass_cmd.get("longer") or 1.0)))
                     M.release(self.backend.gpu, M.LARGE_SET)
                     pass_cmd = self.recv()
                 if pass_cmd.get("type") != "retime":

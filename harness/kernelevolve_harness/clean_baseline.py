@@ -44,7 +44,8 @@ MAX_GPU_SETS = 4  # buffer sets a GPU clock turns through
 # Two processes timing the same kernel differ by a few percent on a GPU; on a shared CPU, by where their pages
 # landed and what else runs (bench-selfjudge-cpu.mjs measured up to ~1.15 between the two kernels of a pass).
 LIMIT = {True: 1.25, False: 1.5}
-READINGS = 3  # a shape read too slow is timed and clocked again, until this many readings
+READINGS = 3  # a shape read too slow is clocked again, until this many readings, each's blocks LONGER times the last's
+LONGER = 4.0
 LIMIT_ENV = "KERNELEVOLVE_CLEAN_BASELINE_LIMIT"  # the judge's own setting (a machine noisier than these), never a candidate's
 
 
@@ -54,9 +55,10 @@ def limit(gpu: bool) -> float:
 _perf_counter = time.perf_counter
 
 
-def clock(w: Any, shape: int, seed: int, batch: int) -> List[float]:
+def clock(w: Any, shape: int, seed: int, batch: int, longer: float = 1.0) -> List[float]:
     """The baseline's samples (ms per call) on shape i, inputs of `seed`, in this process (the worker's or the
-    reference's), timed as the worker's rounds time it (see above): `batch` calls a sample on the CPU."""
+    reference's), timed as the worker's rounds time it (see above): `batch` calls a sample on the CPU. `longer`:
+    the block's time, in SAMPLE_S (a reading after one that read slow takes longer blocks)."""
     from . import arrays as A
     gpu = bool(w.backend.gpu)
     launch, kb = w.spec.launch, w.kb
@@ -87,7 +89,8 @@ def clock(w: Any, shape: int, seed: int, batch: int) -> List[float]:
             refill(args)
         timer.finish([timer.start("baseline", kb, [sets[warm % n]] if gpu else sets)])
     started = _perf_counter()
-    while len(samples) < MIN_SAMPLES[gpu] or (len(samples) < MAX_SAMPLES and _perf_counter() - started < SAMPLE_S[gpu]):
+    while len(samples) < MIN_SAMPLES[gpu] or (len(samples) < MAX_SAMPLES
+                                             and _perf_counter() - started < SAMPLE_S[gpu] * longer):
         if gpu:
             args = sets[k % n]
             refill(args)

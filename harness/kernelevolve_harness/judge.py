@@ -707,7 +707,7 @@ class Judge:
         todo = list(range(n))
         for reading in range(clean_baseline.READINGS):
             for i in todo:
-                rows[i] = self._clean_clock(i, clocked[i], rows[i])
+                rows[i] = self._clean_clock(i, clocked[i], rows[i], clean_baseline.LONGER ** reading)
             todo = [i for i in todo if clean_baseline.too_slow(rows[i])]
             if not todo:
                 break
@@ -717,7 +717,8 @@ class Judge:
             raise Verdict("incorrect", why)
         return rows
 
-    def _clean_clock(self, i: int, clocked: Dict[str, List[float]], last: Dict[str, Any]) -> Dict[str, Any]:
+    def _clean_clock(self, i: int, clocked: Dict[str, List[float]], last: Dict[str, Any],
+                     longer: float) -> Dict[str, Any]:
         """One reading of shape i: the worker, the clean process, the clean process, the worker (each a block of
         clean_baseline.clock, inputs of a draw no check uses), the fastest sample of every block so far on either
         side. The worker's blocks run under the device lock held here; the reference takes it for its own (a
@@ -729,10 +730,10 @@ class Judge:
         for who in ("worker", "clean", "clean", "worker"):
             if who == "worker":
                 with device_lock(self.opts.lock, self.clean_held, yield_s() if self.opts.background else 0.0):
-                    self.worker.send({"type": "clock", "shape": i, "seed": seed, "batch": batch})
+                    self.worker.send({"type": "clock", "shape": i, "seed": seed, "batch": batch, "longer": longer})
                     header, _ = self._expect("clock", "timing")
             else:
-                header = self.answers.ask(i, seed, 1.0, False, {"clock": batch, "lock": self.opts.lock,
+                header = self.answers.ask(i, seed, 1.0, False, {"clock": batch, "longer": longer, "lock": self.opts.lock,
                                                                 "background": yield_s() if self.opts.background
                                                                 else 0.0})
                 self.clean_held += header.get("held") or []
