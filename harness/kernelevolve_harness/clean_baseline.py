@@ -41,9 +41,10 @@ MIN_SAMPLES = {True: 3, False: 4}
 MAX_SAMPLES = 300  # ... at least and at most this many
 MAX_GPU_SETS = 4  # buffer sets a GPU clock turns through
 # the worker's baseline may read this much slower than the clean one's before the candidate is held to blame.
-# Two processes timing the same kernel differ by a few percent on a GPU; on a shared CPU, by where their pages
-# landed and what else runs (bench-selfjudge-cpu.mjs measured up to ~1.15 between the two kernels of a pass).
-LIMIT = {True: 1.25, False: 1.5}
+# Two processes timing the same kernel differ by a few percent on a GPU; on a shared two-core CPU beside other
+# test lanes, honest baselines read up to 1.62x and 1.82x slow in the worker over whole readings (a busy sibling
+# core), so the CPU's limit is 2: a candidate could slow a CPU baseline by less than that unseen.
+LIMIT = {True: 1.25, False: 2.0}
 READINGS = 3  # a shape read too slow is clocked again, until this many readings, each's blocks LONGER times the last's
 LONGER = 4.0
 LIMIT_ENV = "KERNELEVOLVE_CLEAN_BASELINE_LIMIT"  # the judge's own setting (a machine noisier than these), never a candidate's

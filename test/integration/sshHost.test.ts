@@ -142,7 +142,7 @@ describe('ssh host', () => {
       const spec = path.join(fixtures, 'devices_spec.py');
       const [a, b] = await Promise.all([0, 1].map(async (i) => remote.evaluate(await job(spec, path.join(fixtures, 'scale.cpp'), `dev-${i}`))));
       expect([a.placement?.device, b.placement?.device].sort()).toEqual(['3', '5']);
-      expect(a.status).toBe('ok');
+      expect(a.status, a.reason).toBe('ok');
       // What the spec saw on the host: each evaluation ran with its own CUDA_VISIBLE_DEVICES.
       const logs = fs.readdirSync(path.join(workdir, 'specs')).map((d) => path.join(workdir, 'specs', d, 'devices.log')).filter((f) => fs.existsSync(f));
       expect(logs).toHaveLength(1);
