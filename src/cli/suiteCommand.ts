@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { problemBackend } from '../engine/kernelBenchProblem';
-import { figureVerdicts, pairedScore } from '../engine/pairedScore';
+import { figureVerdicts, geometricMean, pairedScore } from '../engine/pairedScore';
 import { RunStore } from '../engine/runStore';
 import { CliError, EXIT } from './cliError';
 import { inputsOption } from './inputsOption';
@@ -132,7 +132,7 @@ export function bestCorrect(runDir: string): { id: string; speedup: number; kern
   // KernelBench's timing of the same evaluations its figure comes from
   const kb = figureVerdicts(pick).map((v) => v.kernelbench?.speedup).filter((k): k is number => typeof k === 'number' && k > 0);
   const kernelbench = kb.length && kb.length === figureVerdicts(pick).length
-    ? Math.exp(kb.reduce((a, k) => a + Math.log(k), 0) / kb.length) : undefined;
+    ? geometricMean(kb) : undefined;
   return { id: pick.id, speedup: pairedScore(pick), ...(kernelbench !== undefined ? { kernelbench } : {}) };
 }
 

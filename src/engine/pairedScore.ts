@@ -39,7 +39,9 @@ function scored(c: Pick<Candidate, 'verdict' | 'confirmations' | 'figureFrom'>):
   return after.length ? after : c.confirmations?.length ? c.confirmations : [c.verdict!];
 }
 
-function geometricMean(xs: number[]): number {
+/** The geometric mean of positive figures (speedups): the one way every score, estimate and table averages
+ * ratios. NaN for none. */
+export function geometricMean(xs: readonly number[]): number {
   if (xs.length === 1) return xs[0];
   return Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 }

@@ -4,6 +4,7 @@
 // side by side with the baseline in the same evaluation, as pairedScore.ts scores whole candidates), with the
 // ratio's interval where the harness gave one.
 import type { Candidate } from './candidate';
+import { geometricMean } from './pairedScore';
 
 export interface ShapeWinner {
   shape: Record<string, unknown>;
@@ -34,7 +35,6 @@ export function shapeSpeeds(candidates: readonly Candidate[]): {
   return { shapes, speeds, intervals };
 }
 
-const geomean = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 
 /** Without intervals, a shape's winner must beat the best single setting there by this much to count as different. */
 export const SHAPE_MARGIN = 1.02;
@@ -64,7 +64,7 @@ export function shapeWinners(candidates: readonly Candidate[], eligible: (c: Can
     const [candidate, s] = pool.reduce((a, b) => (b[1][i] > a[1][i] ? b : a));
     return { shape, candidate, speedup: s[i], ...(intervals.get(candidate)![i] ? { interval: intervals.get(candidate)![i] } : {}) };
   });
-  const [single, singleSpeeds] = pool.reduce((a, b) => (geomean(b[1]) > geomean(a[1]) ? b : a));
+  const [single, singleSpeeds] = pool.reduce((a, b) => (geometricMean(b[1]) > geometricMean(a[1]) ? b : a));
   const disagreeing = winners.flatMap((w, i) => {
     if (w.candidate === single) return [];
     const theirs = intervals.get(single)![i];
@@ -73,7 +73,7 @@ export function shapeWinners(candidates: readonly Candidate[], eligible: (c: Can
   });
   const table = !disagreeing.length ? winners : winners.map((w, i) => (disagreeing.includes(i) ? w
     : { shape: w.shape, candidate: single, speedup: singleSpeeds[i], ...(intervals.get(single)![i] ? { interval: intervals.get(single)![i] } : {}) }));
-  return { winners, dispatchScore: geomean(winners.map((w) => w.speedup)), bestSingle: geomean(singleSpeeds), single, disagreeing, table };
+  return { winners, dispatchScore: geometricMean(winners.map((w) => w.speedup)), bestSingle: geometricMean(singleSpeeds), single, disagreeing, table };
 }
 
 /** A launch's speed on one shape, pooled over every evaluation that ran it there. */
@@ -102,21 +102,21 @@ export function pooledShapeLaunches(candidates: readonly Candidate[], launchOn: 
   const shapes = (ok[0]?.verdict?.shapes ?? []).map((s) => s.shape);
   const ranked = shapes.map((shape) => {
     const key = JSON.stringify(shape);
-    const pooled = new Map<string, { logs: number[]; from?: Candidate }>();
+    const pooled = new Map<string, { speeds: number[]; from?: Candidate }>();
     for (const c of ok) {
       const launch = launchOn(c, shape);
       // a launch that was once judged wrong is no row for a table
       if (launch === undefined || c.confirmations?.some((v) => v.status !== 'ok')) continue;
-      const entry = pooled.get(launch) ?? { logs: [] };
+      const entry = pooled.get(launch) ?? { speeds: [] };
       if (!entry.from && single(c)) entry.from = c;
       for (const v of [c.verdict!, ...(c.confirmations ?? [])]) {
         const s = v.status === 'ok' ? v.shapes?.find((x) => JSON.stringify(x.shape) === key)?.speedup : undefined;
-        if (s !== undefined && s > 0 && Number.isFinite(s)) entry.logs.push(Math.log(s));
+        if (s !== undefined && s > 0 && Number.isFinite(s)) entry.speeds.push(s);
       }
       pooled.set(launch, entry);
     }
-    return [...pooled].filter(([, e]) => e.from && e.logs.length)
-      .map(([launch, e]) => ({ launch, speedup: Math.exp(e.logs.reduce((a, x) => a + x, 0) / e.logs.length), readings: e.logs.length, from: e.from! }))
+    return [...pooled].filter(([, e]) => e.from && e.speeds.length)
+      .map(([launch, e]) => ({ launch, speedup: geometricMean(e.speeds), readings: e.speeds.length, from: e.from! }))
       .sort((a, b) => b.speedup - a.speedup);
   });
   return { shapes, ranked };

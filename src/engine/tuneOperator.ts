@@ -24,7 +24,7 @@ import { writeDispatch } from './tunedDispatch';
 import { type KernelClass, kernelClassOf, startValues, tuneStarts } from './tuneKnowledge';
 import type { Operator, Proposal, ProposalBatch, ProposalContext } from './operator';
 import { languageOf, sourceHash, type SourceLanguage } from './sourceText';
-import { scoreOf } from './pairedScore';
+import { geometricMean, scoreOf } from './pairedScore';
 
 /** The estimated gain over the best single setting for which a per-shape table is proposed during the search. */
 export const SEARCH_TABLE_GAIN = 1.02;
@@ -49,7 +49,6 @@ const CONTENDER_TABLES = 2;
 /** A spec shape as a table row's name: `{rows=4096, cols=4096}`. */
 const shapeText = (s: Record<string, unknown>) => `{${Object.entries(s).map(([k, v]) => `${k}=${v}`).join(', ')}}`;
 
-const geomean = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 
 /** A move in index space: how many domain steps each named knob goes up (+) or down (-). */
 type Move = Record<string, number>;
@@ -293,7 +292,7 @@ export class TuneOperator implements Operator {
     const { table, disagreeing, dispatchScore, bestSingle } = shapeWinners(ctx.candidates, this.tableable);
     const ids = [...new Set(table.map((w) => w.candidate.id))];
     if (ids.length < 2 || (!disagreeing.length && dispatchScore < SEARCH_TABLE_GAIN * bestSingle)) return undefined;
-    const estimate = geomean(table.map((w) => w.speedup));
+    const estimate = geometricMean(table.map((w) => w.speedup));
     // a new table only when none is being judged and it promises more than the run has (the closing tables are
     // built from the final winners anyway)
     const dispatches = ctx.candidates.filter((c) => c.operator === this.name && c.mode === 'dispatch');
@@ -322,8 +321,8 @@ export class TuneOperator implements Operator {
     // the best single setting: the launch with the best pooled speeds over every shape
     const everywhere = winners.concat(ranked.flat()).map((w) => w.launch).filter((l, i, all) => all.indexOf(l) === i
       && ranked.every((r) => r.some((x) => x.launch === l)));
-    const bestSingle = Math.max(0, ...everywhere.map((l) => geomean(ranked.map((r) => r.find((x) => x.launch === l)!.speedup))));
-    const estimate = geomean(winners.map((w) => w.speedup));
+    const bestSingle = Math.max(0, ...everywhere.map((l) => geometricMean(ranked.map((r) => r.find((x) => x.launch === l)!.speedup))));
+    const estimate = geometricMean(winners.map((w) => w.speedup));
     const row = (w: PooledLaunch, i: number) => ({ shape: shapes[i], candidate: w.from, speedup: w.speedup, readings: w.readings });
     const proposals: Proposal[] = [];
     if (new Set(winners.map((w) => w.launch)).size > 1 && estimate >= CLOSING_TABLE_GAIN * bestSingle) {
