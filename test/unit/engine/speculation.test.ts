@@ -274,7 +274,7 @@ describe('speculation', () => {
     expect(stopped.length).toBeLessThanOrEqual(judged / 20);
     expect(stopped.filter((c) => /lies past/.test(c.cancelled ?? ''))).toEqual([]);
     expect(evaluator.maxRunning).toBe(12);
-  });
+  }, 120_000); // two simulated minutes of a full queue: CPU-bound, past 30 s on a loaded two-core machine
 
   it('refines a draft that pays a step further along its line too, in the same wave: the best launch of few long rows lies there', async () => {
     // a row walked in blocks by one program (few long rows, ten units: 20% of a 50-point grid): larger blocks on more
